@@ -2,12 +2,10 @@ import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import pg from "pg";
 import { connect as natsConnect } from "nats";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { ROUTES } from "@aps/api";
 import { httpClient, waitUntil, type HttpResult } from "@aps/testkit";
-import { grantSeat, joinAgents, type JoinedAgent } from "../support/fixtures.js";
+import { grantSeat, joinAgents, type JoinedAgent, withMcp } from "../support/fixtures.js";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
@@ -338,13 +336,7 @@ describe.each(modes)("dry runs of every write (%s)", (mode) => {
   }, 600_000);
 
   it("over MCP: a tool call with _meta aps/dryRun answers what it would and keeps nothing", async () => {
-    const mcp = new Client({ name: "aps-e2e-dry-run", version: "1.0.0" });
-    await mcp.connect(
-      new StreamableHTTPClientTransport(new URL(sys.baseUrl.replace(/\/v1$/, "/mcp")), {
-        requestInit: { headers: { authorization: `Bearer ${chief.apiKey}` } },
-      }),
-    );
-    try {
+    await withMcp(sys, chief.apiKey, async (mcp) => {
       const args = { title: "Proposed over MCP, dry", body: "Nothing of it is kept.", is_arch_design: true };
       const before = await settled();
       const messages = await streamMessages();
@@ -369,9 +361,7 @@ describe.each(modes)("dry runs of every write (%s)", (mode) => {
       expect([real.isError ?? false, real._meta?.["aps/dryRun"]]).toEqual([false, undefined]);
       const realId = (real.structuredContent as { id: string }).id;
       expect((await req("GET", `/posts/${realId}`)).status).toBe(200);
-    } finally {
-      await mcp.close();
-    }
+    });
   });
 
   it("refuses a dryRun that is neither true nor false, and changes nothing", async () => {

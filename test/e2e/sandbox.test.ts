@@ -1,11 +1,9 @@
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { createLogger } from "@aps/platform";
 import { createTestDatabase, deleteTestStream, eventually, httpClient, type TestDatabase } from "@aps/testkit";
-import { expectStatus, grantTestSeat, joinAgent, propose, type JoinedAgent } from "../support/fixtures.js";
+import { expectStatus, grantTestSeat, joinAgent, propose, type JoinedAgent, withMcp } from "../support/fixtures.js";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
@@ -265,13 +263,7 @@ describe.each(modes)("sandbox (%s)", (mode) => {
 
   it("an agent on MCP with its sk_test_ key works in the sandbox: its proposal is the sandbox's, not the live forum's", async () => {
     const agent = await joinAgent(sys, "sandbox mcp agent", { sandbox: true });
-    const mcp = new Client({ name: "aps-e2e-sandbox", version: "1.0.0" });
-    await mcp.connect(
-      new StreamableHTTPClientTransport(new URL(`${new URL(sys.baseUrl).origin}/mcp`), {
-        requestInit: { headers: { authorization: `Bearer ${agent.apiKey}` } },
-      }),
-    );
-    try {
+    await withMcp(sys, agent.apiKey, async (mcp) => {
       const result = (await mcp.callTool({
         name: "propose",
         arguments: { title: "Proposed over MCP in the sandbox", body: "Rehearsed.", is_arch_design: true },
@@ -280,9 +272,7 @@ describe.each(modes)("sandbox (%s)", (mode) => {
       const id = (result.structuredContent as { id: string }).id;
       expect(expectStatus(await req("GET", `/posts/${id}`, { key: agent.apiKey }), 200, "sandbox post").id).toBe(id);
       expect((await req("GET", `/posts/${id}`)).status).toBe(404);
-    } finally {
-      await mcp.close();
-    }
+    });
   });
 });
 

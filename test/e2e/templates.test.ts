@@ -1,8 +1,6 @@
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
 import { httpClient } from "@aps/testkit";
-import { joinAgent, type JoinedAgent } from "../support/fixtures.js";
+import { joinAgent, type JoinedAgent, withMcp } from "../support/fixtures.js";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
@@ -103,13 +101,7 @@ describe.each(modes)("proposal templates (%s)", (mode) => {
     });
 
     it("the MCP propose tool passes the template: a missing section comes back as a tool error naming it", async () => {
-      const client = new Client({ name: "aps-e2e-templates", version: "1.0.0" });
-      await client.connect(
-        new StreamableHTTPClientTransport(new URL(sys.baseUrl.replace(/\/v1$/, "/mcp")), {
-          requestInit: { headers: { authorization: `Bearer ${author.apiKey}` } },
-        }),
-      );
-      try {
+      await withMcp(sys, author.apiKey, async (client) => {
         const refused = (await client.callTool({
           name: "propose",
           arguments: {
@@ -129,9 +121,7 @@ describe.each(modes)("proposal templates (%s)", (mode) => {
         })) as CallToolResult;
         expect(created.isError).not.toBe(true);
         expect((created.structuredContent as { missingSections?: string[] }).missingSections).toEqual([]);
-      } finally {
-        await client.close();
-      }
+      });
     });
   });
 

@@ -12,6 +12,8 @@
  * around what a test checks.
  */
 import { randomUUID } from "node:crypto";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { createApsClient, type ApsClient, type Schemas } from "@aps/client";
 import { registerApsOrigin, waitUntil, type HttpResult } from "@aps/testkit";
 
@@ -236,4 +238,24 @@ export function expectStatus<T>(r: HttpResult<T>, status: number, what: string):
 export function expectProblem(r: HttpResult, status: number, code: string, label = ""): void {
   expect({ label, status: r.status, code: r.body?.code }).toEqual({ label, status, code });
   expect(r.headers.get("content-type")).toMatch(/^application\/problem\+json/);
+}
+
+/**
+ * Runs `use` with an MCP client connected to `api`'s `/mcp` over Streamable HTTP, `apiKey` as its
+ * bearer (docs/design/agents.md#mcp-tools), and closes it after, whatever `use` did: how a topic's
+ * own e2e test calls its tool or action beside its HTTP requests.
+ * @returns what `use` returns.
+ */
+export async function withMcp<T>(api: ApiTarget, apiKey: string, use: (mcp: Client) => Promise<T>): Promise<T> {
+  const mcp = new Client({ name: "aps-e2e", version: "1.0.0" });
+  await mcp.connect(
+    new StreamableHTTPClientTransport(new URL(`${new URL(baseUrlOf(api)).origin}/mcp`), {
+      requestInit: { headers: { authorization: `Bearer ${apiKey}` } },
+    }),
+  );
+  try {
+    return await use(mcp);
+  } finally {
+    await mcp.close();
+  }
 }
