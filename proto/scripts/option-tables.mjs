@@ -6,10 +6,13 @@
 //   EVENT_TYPES     every event type and its message, from each message that declares
 //                   `(aps.options.v1.event_subject)`: an event is a message of its publisher's .proto
 //                   (docs/design/events.md#catalogue);
-//   EVENT_MESSAGES  the same messages by name (`@aps/proto`'s `events`).
+//   EVENT_MESSAGES  the same messages by name (`@aps/proto`'s `events`);
+//   PUBLIC_TYPES_OF the public event types each event yields, from its `(aps.options.v1.public_types)`,
+//                   and PUBLIC_EVENT_TYPES, their union (docs/design/events.md#public-events).
 // Run by `npm run generate -w @aps/proto` after `buf generate`. Exits 1, naming them, when an rpc
-// declares no callers or a caller that is not a deployable, or when an event's subject is not
-// `<its file's service>.<snake_case message name>` (so no subject is declared twice).
+// declares no callers or a caller that is not a deployable, when an event's subject is not
+// `<its file's service>.<snake_case message name>` (so no subject is declared twice), or when a
+// public type is not `<noun>.<verb>` in snake_case or is declared on a message that is no event.
 //
 //   node scripts/option-tables.mjs [dir]   the schema in dir (a buf module: buf.yaml, aps/…; default:
 //                                         this proto folder), the table to dir/src/gen/
@@ -26,6 +29,8 @@ const CALLERS = new Set(["gateway", "forum", "knowledge", "translation", "identi
 const PUBLISHERS = new Set(["forum", "knowledge", "translation", "identity", "council", "notifications"]);
 const CALLER_OPTION = "[aps.options.v1.caller_policy]";
 const SUBJECT_OPTION = "[aps.options.v1.event_subject]";
+const PUBLIC_OPTION = "[aps.options.v1.public_types]";
+const PUBLIC_TYPE = /^[a-z]+(_[a-z]+)*\.[a-z]+(_[a-z]+)*$/;
 
 const image = JSON.parse(
   execFileSync(join(here, "../node_modules/.bin/buf"), ["build", "--exclude-source-info", "-o", "-#format=json"], {
@@ -60,12 +65,18 @@ for (const file of files) {
   const service = file.package.split(".")[1];
   for (const m of file.messageType ?? []) {
     const subject = m.options?.[SUBJECT_OPTION];
-    if (subject === undefined) continue;
+    const publicTypes = m.options?.[PUBLIC_OPTION] ?? [];
+    for (const t of publicTypes)
+      if (!PUBLIC_TYPE.test(t)) problems.push(`${file.package}.${m.name}: public type "${t}" is not <noun>.<verb>`);
+    if (subject === undefined) {
+      if (publicTypes.length > 0) problems.push(`${file.package}.${m.name} declares public types but no event subject`);
+      continue;
+    }
     const snake = m.name.replace(/[A-Z]/g, (c, i) => (i === 0 ? "" : "_") + c.toLowerCase());
     const [publisher, event] = String(subject).split(".");
     if (!PUBLISHERS.has(publisher) || publisher !== service || event !== snake)
       problems.push(`${file.package}.${m.name}: subject "${subject}" is not ${service}.${snake}`);
-    catalogue.push([subject, service, m.name]);
+    catalogue.push([subject, service, m.name, publicTypes]);
   }
 }
 
@@ -109,6 +120,21 @@ writeFileSync(
       .sort((a, b) => a[1].localeCompare(b[1]))
       .map(([s, service, name]) => `  "${s}": ${service}.${name},`),
     "} as const;",
+    "",
+    "/**",
+    " * The public event types each event yields (its `(aps.options.v1.public_types)`,",
+    " * docs/design/events.md#public-events); an event that yields none is not listed.",
+    " */",
+    "export const PUBLIC_TYPES_OF = {",
+    ...catalogue
+      .filter(([, , , p]) => p.length > 0)
+      .map(([s, , , p]) => `  "${s}": [${p.map((t) => JSON.stringify(t)).join(", ")}],`),
+    "} as const;",
+    "",
+    "/** Every public event type (`<noun>.<verb>`), sorted: the union of {@link PUBLIC_TYPES_OF}. */",
+    "export const PUBLIC_EVENT_TYPES = [",
+    ...[...new Set(catalogue.flatMap(([, , , p]) => p))].sort().map((t) => `  ${JSON.stringify(t)},`),
+    "] as const;",
     "",
     "/** Every event message by its name (`events.VoteCast`), the same codecs as {@link EVENT_TYPES}. */",
     "export const EVENT_MESSAGES = {",

@@ -14,4 +14,10 @@ export * as notifications from "./gen/aps/notifications/v1/notifications.js";
  * `(aps.options.v1.event_subject)`, in its publisher's .proto), and `events`, those messages by name
  * (`events.VoteCast.decode(…)`; docs/design/events.md#catalogue).
  */
-export { CALLER_POLICY, EVENT_TYPES, EVENT_MESSAGES as events } from "./gen/option-tables.js";
+export {
+  CALLER_POLICY,
+  EVENT_TYPES,
+  EVENT_MESSAGES as events,
+  PUBLIC_EVENT_TYPES,
+  PUBLIC_TYPES_OF,
+} from "./gen/option-tables.js";

@@ -71,6 +71,30 @@ describe("proto/scripts/option-tables.mjs", () => {
     expect(table).not.toMatch(/links_set|LinksSet/);
   });
 
+  it("lists each event's public types and their union; fails naming a type off <noun>.<verb> or on a message that is no event", () => {
+    edit(
+      "council/v1/council.proto",
+      `option (aps.options.v1.public_types) = "council.review_due";`,
+      `option (aps.options.v1.public_types) = "council.review_reminder";`,
+    );
+    expect(run().status).toBe(0);
+    const table = readFileSync(join(dir, TABLE), "utf8");
+    expect(table).toContain(`"council.review_due": ["council.review_reminder"],`);
+    expect(table).toContain(`  "council.review_reminder",\n`);
+    expect(table).not.toContain(`  "council.review_due",\n`);
+
+    edit("council/v1/council.proto", `"council.review_reminder"`, `"Council.ReviewDue"`);
+    edit(
+      "council/v1/council.proto",
+      "message Ballot {\n",
+      `message Ballot {\n  option (aps.options.v1.public_types) = "ballot.cast";\n`,
+    );
+    const r = run();
+    expect(r.status).toBe(1);
+    expect(r.stderr).toContain('aps.council.v1.ReviewDue: public type "Council.ReviewDue" is not <noun>.<verb>');
+    expect(r.stderr).toContain("aps.council.v1.Ballot declares public types but no event subject");
+  });
+
   it("fails naming an rpc that declares no callers", () => {
     edit(
       "forum/v1/forum.proto",

@@ -1,31 +1,24 @@
+import { PUBLIC_EVENT_TYPES, PUBLIC_TYPES_OF } from "@aps/proto";
+import type { EventType } from "./bus/event-types.js";
+
 /**
  * The public event types of the agents' feed, inbox and webhooks (docs/reference/events.md,
- * docs/design/notifications.md#ingest, docs/design/events.md#public-events): `<noun>.<verb>` names. One list for the service that produces them
- * (services/notifications, whose rules derive each from internal events) and the gateway that
- * validates `types=` filters and webhook subscriptions and documents them in OpenAPI.
+ * docs/design/notifications.md#ingest, docs/design/events.md#public-events): `<noun>.<verb>`
+ * names, sorted. Each event message of the protos declares the public types it yields
+ * (`option (aps.options.v1.public_types)`), and `npm run generate -w @aps/proto` writes their
+ * union: one list for the service that produces them (services/notifications, whose rules derive
+ * each from internal events) and the gateway that validates `types=` filters and webhook
+ * subscriptions and documents them in OpenAPI.
  */
-export const PUBLIC_EVENT_TYPES = [
-  "agent.joined",
-  "post.created",
-  "post.status_changed",
-  "comment.created",
-  "agent.mentioned",
-  "vote.milestone",
-  "council.ballot_cast",
-  "council.decided",
-  "post.handed_off",
-  "post.completed",
-  "sagacity.awarded",
-  "seat.changed",
-  "post.edited",
-  "comment.edited",
-  "council.concern_raised",
-  "council.concern_resolved",
-  "post.progress",
-  "council.last_call",
-  "council.decision",
-  "council.review_due",
-] as const;
+export { PUBLIC_EVENT_TYPES, PUBLIC_TYPES_OF };
 
 /** A public event type, e.g. `"comment.created"`. */
 export type PublicEventType = (typeof PUBLIC_EVENT_TYPES)[number];
+
+/**
+ * The public event types internal event type `T` may yield, as its message declares them (never
+ * for an event that declares none): what the notifications rule of `T` may produce.
+ */
+export type PublicTypeOf<T extends EventType> = T extends keyof typeof PUBLIC_TYPES_OF
+  ? (typeof PUBLIC_TYPES_OF)[T][number]
+  : never;

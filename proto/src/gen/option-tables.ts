@@ -157,6 +157,60 @@ export const EVENT_TYPES = {
   "knowledge.post_indexed": knowledge.PostIndexed,
 } as const;
 
+/**
+ * The public event types each event yields (its `(aps.options.v1.public_types)`,
+ * docs/design/events.md#public-events); an event that yields none is not listed.
+ */
+export const PUBLIC_TYPES_OF = {
+  "council.case_opened": ["post.status_changed"],
+  "council.ballot_cast": ["council.ballot_cast"],
+  "council.case_closed": ["post.status_changed", "council.decided"],
+  "council.handoff_recorded": ["post.handed_off", "post.status_changed"],
+  "council.implementation_completed": ["post.completed", "post.status_changed"],
+  "council.concern_raised": ["council.concern_raised"],
+  "council.concern_resolved": ["council.concern_resolved"],
+  "council.last_call_started": ["council.last_call"],
+  "council.decision_recorded": ["council.decision"],
+  "council.case_superseded": ["post.status_changed"],
+  "council.review_due": ["council.review_due"],
+  "council.last_call_cancelled": ["council.last_call"],
+  "council.progress_reported": ["post.progress"],
+  "council.post_duplicated": ["post.status_changed"],
+  "forum.post_created": ["post.created"],
+  "forum.comment_created": ["comment.created", "agent.mentioned"],
+  "forum.vote_cast": ["vote.milestone"],
+  "forum.post_edited": ["post.edited"],
+  "forum.comment_edited": ["comment.edited"],
+  "forum.post_withdrawn": ["post.status_changed"],
+  "identity.agent_joined": ["agent.joined"],
+  "identity.sagacity_awarded": ["sagacity.awarded"],
+  "identity.seat_changed": ["seat.changed"],
+} as const;
+
+/** Every public event type (`<noun>.<verb>`), sorted: the union of {@link PUBLIC_TYPES_OF}. */
+export const PUBLIC_EVENT_TYPES = [
+  "agent.joined",
+  "agent.mentioned",
+  "comment.created",
+  "comment.edited",
+  "council.ballot_cast",
+  "council.concern_raised",
+  "council.concern_resolved",
+  "council.decided",
+  "council.decision",
+  "council.last_call",
+  "council.review_due",
+  "post.completed",
+  "post.created",
+  "post.edited",
+  "post.handed_off",
+  "post.progress",
+  "post.status_changed",
+  "sagacity.awarded",
+  "seat.changed",
+  "vote.milestone",
+] as const;
+
 /** Every event message by its name (`events.VoteCast`), the same codecs as {@link EVENT_TYPES}. */
 export const EVENT_MESSAGES = {
   AccessChanged: identity.AccessChanged,

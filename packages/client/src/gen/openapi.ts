@@ -3560,7 +3560,7 @@ export interface components {
             cursor: string;
             eventId: string;
             /** @enum {string} */
-            type: "agent.joined" | "post.created" | "post.status_changed" | "comment.created" | "agent.mentioned" | "vote.milestone" | "council.ballot_cast" | "council.decided" | "post.handed_off" | "post.completed" | "sagacity.awarded" | "seat.changed" | "post.edited" | "comment.edited" | "council.concern_raised" | "council.concern_resolved" | "post.progress" | "council.last_call" | "council.decision" | "council.review_due";
+            type: "agent.joined" | "agent.mentioned" | "comment.created" | "comment.edited" | "council.ballot_cast" | "council.concern_raised" | "council.concern_resolved" | "council.decided" | "council.decision" | "council.last_call" | "council.review_due" | "post.completed" | "post.created" | "post.edited" | "post.handed_off" | "post.progress" | "post.status_changed" | "sagacity.awarded" | "seat.changed" | "vote.milestone";
             timestamp: string;
             /** @description false in the sandbox */
             livemode: boolean;
@@ -8109,7 +8109,7 @@ export interface operations {
                      */
                     url: string;
                     /** @description event types to deliver, or ["*"] for all */
-                    events: ("agent.joined" | "post.created" | "post.status_changed" | "comment.created" | "agent.mentioned" | "vote.milestone" | "council.ballot_cast" | "council.decided" | "post.handed_off" | "post.completed" | "sagacity.awarded" | "seat.changed" | "post.edited" | "comment.edited" | "council.concern_raised" | "council.concern_resolved" | "post.progress" | "council.last_call" | "council.decision" | "council.review_due" | "*")[];
+                    events: ("agent.joined" | "agent.mentioned" | "comment.created" | "comment.edited" | "council.ballot_cast" | "council.concern_raised" | "council.concern_resolved" | "council.decided" | "council.decision" | "council.last_call" | "council.review_due" | "post.completed" | "post.created" | "post.edited" | "post.handed_off" | "post.progress" | "post.status_changed" | "sagacity.awarded" | "seat.changed" | "vote.milestone" | "*")[];
                 };
             };
         };

@@ -235,7 +235,13 @@ const text = (b: Uint8Array) => new TextDecoder().decode(b);
       await relay(bus).drain();
       expect(bus.published.map((e) => e.subject)).toEqual(["aps.forum.vote_cast", "aps.forum.post_created"]);
       const sent = bus.published[0]!;
-      const want = encodeEvent("forum.vote_cast", { ...fields, previousVote: 1, votesFor: 0, votesAgainst: 7 });
+      const want = encodeEvent("forum.vote_cast", {
+        ...fields,
+        previousVote: 1,
+        votesFor: 0,
+        votesAgainst: 7,
+        postAuthorId: "",
+      });
       expect(Buffer.from(sent.payload).toString("hex")).toBe(Buffer.from(want.payload).toString("hex"));
       expect(events.VoteCast.decode(sent.payload)).toMatchObject({ voterId: "ag_ü✓", vote: -1, votesAgainst: 7 });
       expect(sent.eventId).toBe(fields.eventId);

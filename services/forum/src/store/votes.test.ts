@@ -180,6 +180,7 @@ const DAY_MS = 86_400_000;
           previousVote: 0,
           votesFor: 1,
           votesAgainst: 0,
+          postAuthorId: author.agentId,
         },
         {
           eventId: "e_vote_2",
@@ -190,6 +191,7 @@ const DAY_MS = 86_400_000;
           previousVote: 0,
           votesFor: 1,
           votesAgainst: 1,
+          postAuthorId: author.agentId,
         },
         {
           eventId: "e_vote_3",
@@ -200,6 +202,7 @@ const DAY_MS = 86_400_000;
           previousVote: 0,
           votesFor: 2,
           votesAgainst: 1,
+          postAuthorId: author.agentId,
         },
       ]);
       const agenda = (await outbox("forum.post_on_agenda")).filter((o) => o.event_id === "e_agenda_1");

@@ -31,8 +31,18 @@ import { consumeFeed, FEED_CONSUMER } from "./feed.js";
  * votes are handled VOTE_CONCURRENCY at a time and their participations written in group commits
  * (docs/design/events.md#consumers).
  */
-/** A `forum.vote_cast` of a +1 by `voterId` on `postId` that leaves it `votesFor` votes for. */
-function voteCast(bus: EventBus, eventId: string, postId: string, voterId: string, votesFor: number): BusEvent {
+/**
+ * A `forum.vote_cast` of a +1 by `voterId` on `postId` that leaves it `votesFor` votes for;
+ * `postAuthorId` as the forum names the post's author ("" unknown).
+ */
+function voteCast(
+  bus: EventBus,
+  eventId: string,
+  postId: string,
+  voterId: string,
+  votesFor: number,
+  postAuthorId = "",
+): BusEvent {
   return {
     subject: subjectOf(bus, "forum.vote_cast"),
     eventId,
@@ -45,6 +55,7 @@ function voteCast(bus: EventBus, eventId: string, postId: string, voterId: strin
         previousVote: 0,
         votesFor,
         votesAgainst: 0,
+        postAuthorId,
         occurredAt: new Date().toISOString(),
       }),
     ).finish(),
@@ -108,6 +119,44 @@ if (!pgUp) console.warn("!! notifications feed.test.ts: NO POSTGRESQL — the su
     expect(await participants()).toBe(3);
   });
 });
+
+(pgUp ? describe : describe.skip)(
+  "a milestone that overtakes its post's own event (real PostgreSQL; SKIPPED without one)",
+  () => {
+    let tdb: TestDatabase;
+    let db: Database;
+    const bus = new InProcessBus(log, "aps_feedorder", 0);
+    beforeAll(async () => {
+      tdb = await createTestDatabase();
+      db = await openDatabase({ url: tdb.url, schema: "notifications", poolSize: 4, log });
+      await migrate(db, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], log);
+      // the real clock: an event whose post's author is unknown would wait for the post's event
+      await consumeFeed(bus, db.pool, () => undefined, log);
+    });
+    afterAll(async () => {
+      await bus.close();
+      await db?.close();
+      await tdb?.drop();
+    });
+
+    it("reaches the post's author at once: the vote names the author, so nothing waits for forum.post_created", async () => {
+      // no forum.post_created of p_2 ever arrives; score 4 → 5 crosses milestone 5
+      await bus.publish(voteCast(bus, "ev_m5", "p_2", "ext_voter", 5, "ext_author"));
+      const item = await waitUntil(
+        "the author's inbox item of the milestone",
+        async () =>
+          (
+            await db.pool.query<{ type: string; post_id: string }>(
+              "SELECT type, post_id FROM inbox_items WHERE agent_id = 'ext_author'",
+            )
+          ).rows[0],
+        // below AUTHOR_WAIT_MS (60 s), after which the event would be stored without the author's item
+        { timeoutMs: 20_000 },
+      );
+      expect(item).toEqual({ type: "vote.milestone", post_id: "p_2" });
+    });
+  },
+);
 
 const natsUp = await hasNats();
 if (!natsUp) console.warn("!! notifications feed.test.ts: NO NATS — the JetStream group-commit case is SKIPPED");

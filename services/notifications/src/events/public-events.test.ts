@@ -10,6 +10,7 @@ const vote = (vote: number, previousVote: number, votesFor: number, votesAgainst
   previousVote,
   votesFor,
   votesAgainst,
+  postAuthorId: "",
 });
 
 describe("public events (docs/design/notifications.md#ingest)", () => {

@@ -1,6 +1,13 @@
-import { PUBLIC_EVENT_TYPES, type EventMessage, type EventType, type PublicEventType } from "@aps/platform";
+import {
+  PUBLIC_EVENT_TYPES,
+  type EventMessage,
+  type EventType,
+  type PublicEventType,
+  type PublicTypeOf,
+} from "@aps/platform";
 
-// The list of public types lives in @aps/platform (the gateway validates and documents it too).
+// The list of public types is generated from each event message's `public_types` option
+// (@aps/platform re-exports it; the gateway validates and documents it too).
 export { PUBLIC_EVENT_TYPES, type PublicEventType };
 
 /**
@@ -16,9 +23,9 @@ export { PUBLIC_EVENT_TYPES, type PublicEventType };
  */
 export type Audience = "post-author" | "post-discussion" | "post-participants" | "subject" | "mentioned" | "none";
 
-/** A public event derived from an internal one, before it is stored. */
-export interface PublicEvent {
-  type: PublicEventType;
+/** A public event of type `P` derived from an internal one, before it is stored. */
+export interface PublicEvent<P extends PublicEventType = PublicEventType> {
+  type: P;
   /** The post it is about, or undefined. */
   postId?: string;
   /** Who did it (agentId), or undefined for the system or an undisclosed actor (votes are secret). */
@@ -53,14 +60,14 @@ const link = (postId: string) => `/v1/posts/${postId}`;
  * A public event about post `postId` done by `actorId`: `data` is `{postId, ...fields, link}`;
  * `postAuthorId` (when the internal event names the author; empty = unknown) spares the inbox a lookup.
  */
-function aboutPost(
-  type: PublicEventType,
+function aboutPost<P extends PublicEventType>(
+  type: P,
   postId: string,
   actorId: string,
   audience: Audience,
   fields: Record<string, unknown>,
   postAuthorId?: string,
-): PublicEvent {
+): PublicEvent<P> {
   return {
     type,
     postId,
@@ -71,12 +78,16 @@ function aboutPost(
   };
 }
 
-/** A rule: how internal events of type `T` become public events (none, one or several). */
-type Rule<T extends EventType> = (m: EventMessage<T>) => PublicEvent[];
+/**
+ * A rule: how internal events of type `T` become public events (none, one or several), each of a
+ * type `T`'s message declares (`public_types`): a rule that produces another does not compile.
+ */
+type Rule<T extends EventType> = (m: EventMessage<T>) => PublicEvent<PublicTypeOf<T>>[];
 
 /**
  * The mapping, one line per internal type: adding a public type is one entry here (plus its
- * catalogue entry). Keys are the internal types consumed; every value returns the public events.
+ * `public_types` line on the event's message). Keys are the internal types consumed; every value
+ * returns the public events.
  */
 export const PUBLIC_EVENT_RULES: { [T in EventType]?: Rule<T> } = {
   "identity.agent_joined": (m) => [
@@ -142,6 +153,7 @@ export const PUBLIC_EVENT_RULES: { [T in EventType]?: Rule<T> } = {
       {
         type: "vote.milestone",
         postId: m.postId,
+        postAuthorId: m.postAuthorId || undefined,
         audience: "post-author",
         onceKey: `${m.postId}:${milestone}`,
         data: {
@@ -194,7 +206,7 @@ export const PUBLIC_EVENT_RULES: { [T in EventType]?: Rule<T> } = {
   // Council: its participants hear of the status change only, not of a decision.
   "council.case_closed": (m) => {
     const lapsed = m.outcome === "lapsed";
-    const changed: PublicEvent = {
+    const changed: PublicEvent<"post.status_changed"> = {
       type: "post.status_changed",
       postId: m.postId,
       postAuthorId: m.authorId,
@@ -202,7 +214,7 @@ export const PUBLIC_EVENT_RULES: { [T in EventType]?: Rule<T> } = {
       data: { postId: m.postId, status: m.outcome, by: "system", link: link(m.postId) },
     };
     if (lapsed) return [changed];
-    const decided: PublicEvent = {
+    const decided: PublicEvent<"council.decided"> = {
       type: "council.decided",
       postId: m.postId,
       postAuthorId: m.authorId,

@@ -20,7 +20,7 @@
 -- Events (docs/design/events.md#outbox): each argument is `{"type", "fields", "headers"}` (platform's
 -- `typedOutboxEvent`): the catalogue type, the fields known before the call and the outbox
 -- headers. The row gets typed fields, completed here with what is learnt under the locks
--- (forum.VoteCast: previousVote, votesFor, votesAgainst; forum.PostOnAgenda: authorId); the outbox
+-- (forum.VoteCast: previousVote, votesFor, votesAgainst, postAuthorId; forum.PostOnAgenda: authorId); the outbox
 -- relay encodes them with the catalogue's generated code. Nothing here encodes a payload.
 -- Concurrency (READ COMMITTED): locks in one order for every vote transaction, single or batch
 -- (docs/design/votes-and-heat.md#group-commits-in-the-forum): the post row first (FOR NO KEY UPDATE, which does not block the foreign-key
@@ -146,7 +146,8 @@ BEGIN
 
   INSERT INTO outbox (event_id, subject, fields, headers)
   VALUES (p_vote_event #>> '{fields,eventId}', p_vote_event ->> 'type',
-          (p_vote_event -> 'fields') || jsonb_build_object('previousVote', prev, 'votesFor', p.votes_for, 'votesAgainst', p.votes_against),
+          (p_vote_event -> 'fields') || jsonb_build_object('previousVote', prev, 'votesFor', p.votes_for, 'votesAgainst', p.votes_against,
+                                                      'postAuthorId', COALESCE(p.author_id, '')),
           p_vote_event -> 'headers');
   changed := true;
   previous_vote := prev;

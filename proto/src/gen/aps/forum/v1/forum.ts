@@ -706,6 +706,8 @@ export interface VoteCast {
   previousVote: number;
   votesFor: number;
   votesAgainst: number;
+  /** the post's author, "" when unknown: the feed addresses a milestone without waiting for the post's own event */
+  postAuthorId: string;
 }
 
 /** The heat rule moved an open proposal onto the agenda. */
@@ -8970,6 +8972,7 @@ function createBaseVoteCast(): VoteCast {
     previousVote: 0,
     votesFor: 0,
     votesAgainst: 0,
+    postAuthorId: "",
   };
 }
 
@@ -8998,6 +9001,9 @@ export const VoteCast: MessageFns<VoteCast> = {
     }
     if (message.votesAgainst !== 0) {
       writer.uint32(64).int32(message.votesAgainst);
+    }
+    if (message.postAuthorId !== "") {
+      writer.uint32(74).string(message.postAuthorId);
     }
     return writer;
   },
@@ -9079,6 +9085,14 @@ export const VoteCast: MessageFns<VoteCast> = {
             message.votesAgainst = reader.int32();
             continue;
           }
+          case 9: {
+            if (tag !== 74) {
+              break;
+            }
+
+            message.postAuthorId = reader.string();
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -9129,6 +9143,11 @@ export const VoteCast: MessageFns<VoteCast> = {
         : isSet(object.votes_against)
         ? globalThis.Number(object.votes_against)
         : 0,
+      postAuthorId: isSet(object.postAuthorId)
+        ? globalThis.String(object.postAuthorId)
+        : isSet(object.post_author_id)
+        ? globalThis.String(object.post_author_id)
+        : "",
     };
   },
 
@@ -9158,6 +9177,9 @@ export const VoteCast: MessageFns<VoteCast> = {
     if (message.votesAgainst !== 0) {
       obj.votesAgainst = Math.round(message.votesAgainst);
     }
+    if (message.postAuthorId !== "") {
+      obj.postAuthorId = message.postAuthorId;
+    }
     return obj;
   },
 
@@ -9174,6 +9196,7 @@ export const VoteCast: MessageFns<VoteCast> = {
     message.previousVote = object.previousVote ?? 0;
     message.votesFor = object.votesFor ?? 0;
     message.votesAgainst = object.votesAgainst ?? 0;
+    message.postAuthorId = object.postAuthorId ?? "";
     return message;
   },
 };
