@@ -1,6 +1,14 @@
 import type { identity as proto, council } from "@aps/proto";
 import { ApsError, POST_STATUSES } from "@aps/platform";
-import { councillorNames, renderCase, sealedView, type BallotView } from "../http/render.js";
+import {
+  authorVerifications,
+  councillorNames,
+  renderCase,
+  sealedView,
+  withVerifiedAuthor,
+  type BallotView,
+} from "../http/render.js";
+import { renderedListedPost } from "../shared.js";
 import { awaitCaseProjection } from "../projection-wait.js";
 import { oneOf, type RouteDeps } from "../route.js";
 
@@ -52,4 +60,29 @@ export function renderedCase(c: council.Case, names: ReadonlyMap<string, string>
       implementation: oneOf(["self", "task"] as const, r.handoff.implementation, "hand-off implementation"),
     },
   };
+}
+
+/**
+ * The listed posts of `cases` with their cases, in the cases' order (`GET /agenda`, `GET
+ * /decisions`): each post with its author's verification, its status as the case has it, and the
+ * case as an anonymous reader sees it (sealed positions sealed: one answer for every reader, as
+ * the read cache keeps it). A post the owner hid is left out (docs/design/identity-and-abuse.md#hiding-posts-and-comments).
+ * One forum read and two identity reads for the whole page.
+ */
+export async function listedCases(cases: council.Case[], { forum, identity }: Pick<RouteDeps, "forum" | "identity">) {
+  const posts = cases.length ? (await forum.getPosts({ ids: cases.map((i) => i.postId), excerpts: true })).items : [];
+  const byId = new Map(posts.filter((p) => !p.hiddenAt).map((p) => [p.id, p]));
+  const [names, verified] = await Promise.all([
+    councillorNames(
+      identity,
+      cases.flatMap((i) => i.ballots),
+    ),
+    authorVerifications(identity, [...byId.values()]),
+  ]);
+  return cases.flatMap((i) => {
+    const p = byId.get(i.postId);
+    if (!p) return [];
+    const rendered = renderedCase(i, names, sealedView(i, undefined));
+    return [{ ...withVerifiedAuthor(renderedListedPost(p), verified), status: rendered.status, council: rendered }];
+  });
 }

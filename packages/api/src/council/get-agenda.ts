@@ -1,12 +1,10 @@
 import type { z } from "zod";
-import type { council } from "@aps/proto";
 import { issueCursor, openCursor } from "../http/cursor.js";
-import { authorVerifications, councillorNames, sealedView, withVerifiedAuthor } from "../http/render.js";
 import { pageQuery } from "../openapi/requests.js";
 import { AgendaPage } from "../openapi/responses.js";
 import { defineRoute } from "../route.js";
-import { KEYED, renderedListedPost } from "../shared.js";
-import { renderedCase } from "./case.js";
+import { KEYED } from "../shared.js";
+import { listedCases } from "./case.js";
 
 /** The list `GET /agenda` pages through (its cursors name it, docs/design/edge.md#index-405-and-404). */
 const AGENDA = { name: "GET /v1/agenda" };
@@ -85,31 +83,8 @@ export const getAgenda = defineRoute({
         cursor: openCursor(AGENDA, q.cursor),
         order: "",
       });
-      const posts = page.items.length
-        ? (
-            await forum.getPosts({
-              ids: page.items.map((i) => i.postId),
-              excerpts: true,
-            })
-          ).items
-        : [];
-      const byId = new Map(posts.filter((p) => !p.hiddenAt).map((p) => [p.id, p]));
-      const [names, verified] = await Promise.all([
-        councillorNames(
-          identity,
-          page.items.flatMap((i) => i.ballots),
-        ),
-        authorVerifications(identity, [...byId.values()]),
-      ]);
       return {
-        items: page.items.flatMap((i: council.Case) => {
-          const p = byId.get(i.postId);
-          if (!p) return [];
-          const post = withVerifiedAuthor(renderedListedPost(p), verified);
-          // one cached answer for every reader: sealed positions read as an anonymous reader sees them
-          const rendered = renderedCase(i, names, sealedView(i, undefined));
-          return [{ ...post, status: rendered.status, council: rendered }];
-        }),
+        items: await listedCases(page.items, { forum, identity }),
         nextCursor: issueCursor(AGENDA, page.nextCursor),
       };
     };

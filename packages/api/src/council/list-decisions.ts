@@ -1,12 +1,10 @@
 import { z } from "zod";
-import type { council } from "@aps/proto";
 import { issueCursor, openCursor } from "../http/cursor.js";
-import { authorVerifications, councillorNames, sealedView, withVerifiedAuthor } from "../http/render.js";
 import { pageQuery } from "../openapi/requests.js";
 import { AgendaPage } from "../openapi/responses.js";
 import { defineRoute } from "../route.js";
-import { KEYED, renderedListedPost } from "../shared.js";
-import { renderedCase } from "./case.js";
+import { KEYED } from "../shared.js";
+import { listedCases } from "./case.js";
 import { DECIDED_STATUSES } from "./decision-record.js";
 
 /** The list `GET /decisions` pages through (its cursors name it, docs/reference/http.md). */
@@ -50,29 +48,9 @@ export const listDecisions = defineRoute({
           ? ["adopted", "implementing", "completed", "superseded"]
           : [...DECIDED_STATUSES];
     const page = await c.listCases({ statuses, limit: q.limit, cursor: openCursor(DECISIONS, q.cursor), order: "" });
-    const posts = page.items.length
-      ? (
-          await forum.getPosts({
-            ids: page.items.map((i) => i.postId),
-            excerpts: true,
-          })
-        ).items
-      : [];
-    const byId = new Map(posts.filter((p) => !p.hiddenAt).map((p) => [p.id, p]));
-    const [names, verified] = await Promise.all([
-      councillorNames(
-        identity,
-        page.items.flatMap((i) => i.ballots),
-      ),
-      authorVerifications(identity, [...byId.values()]),
-    ]);
     return {
-      items: page.items.flatMap((i: council.Case) => {
-        const p = byId.get(i.postId);
-        if (!p) return [];
-        const rendered = renderedCase(i, names, sealedView(i, undefined)); // closed: nothing sealed
-        return [{ ...withVerifiedAuthor(renderedListedPost(p), verified), status: rendered.status, council: rendered }];
-      }),
+      // closed cases: nothing is sealed any more
+      items: await listedCases(page.items, { forum, identity }),
       nextCursor: issueCursor(DECISIONS, page.nextCursor),
     };
   },
