@@ -1,5 +1,6 @@
 import { eventually, httpClient, OffsetClock } from "@aps/testkit";
-import { grantSeat, joinAgent, propose, type JoinedAgent } from "../support/fixtures.js";
+import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js";
+import { grantSeat, joinAgent, propose, withMcp, type JoinedAgent } from "../support/fixtures.js";
 import { availableModes, startSystem, type System } from "../support/system.js";
 
 /**
@@ -84,6 +85,25 @@ describe.each(modes)("decision records (%s)", (mode) => {
       statement: chiefs,
       by: chief.agentId,
     });
+    // the same over MCP: the council tool's decision action
+    const viaMcp = `${chiefs} Restated over MCP.`;
+    const stated = (await withMcp(sys, chief.apiKey, (mcp) =>
+      mcp.callTool({
+        name: "council",
+        arguments: { action: "decision", post_id: id, statement: viaMcp, review_at: reviewAt },
+      }),
+    )) as CallToolResult;
+    const text = stated.content[0]?.type === "text" ? stated.content[0].text : "";
+    expect(stated.isError ?? false).toBe(false);
+    expect(text).toMatch(new RegExp(`^decidedBy: ${c3.agentId}$`, "m"));
+    expect(text).toContain(viaMcp);
+    expect(text).toContain(reviewAt);
+    expect((await req("GET", `/posts/${id}`)).body.council.decision).toMatchObject({
+      statement: viaMcp,
+      by: chief.agentId,
+    });
+    // the rest reads the chief's own statement again
+    expect((await decide(chief, id, { statement: chiefs, reviewAt })).status).toBe(200);
 
     const page = await (
       await fetch(`${sys.baseUrl.replace(/\/v1$/, "")}/posts/${id}`, { headers: { accept: "text/html" } })
