@@ -155,7 +155,7 @@ export const depthFields = {
 };
 
 /** The tally of a Council case by position (docs/reference/council.md "Positions"). */
-export const tally = {
+const tally = {
   seats: z.number().int().meta({ description: "councillors seated when the case opened" }),
   approvals: z.number().int().nullable().meta({ description: "null while the positions are sealed from this reader" }),
   rejections: z.number().int().nullable().meta({ description: "null while the positions are sealed from this reader" }),
@@ -187,7 +187,7 @@ export const tally = {
 };
 
 /** A case's last call (docs/reference/council.md "Last call"). */
-export const LastCall = z
+const LastCall = z
   .strictObject({
     outcome: z
       .enum(["adopted", "rejected"])
@@ -219,7 +219,7 @@ const Decision = z
   });
 
 /** Who decided a case and what they stated (docs/reference/council.md "Decision records"). */
-export const decisionFields = {
+const decisionFields = {
   decidedBy: agentIdOf.nullable().meta({
     description:
       "the councillor whose ballot decided the outcome (started its last call or closed it); null before the decision or for a deadline close",
@@ -233,17 +233,22 @@ export const decisionFields = {
     .meta({ description: "status superseded: the adopted proposal that superseded or replaced this one" }),
 };
 
+/** The case's tally, last call, decision and dates: `Case` and the `council` of `GET /posts/{id}`. */
+export const caseFields = {
+  ...tally,
+  lastCall: LastCall,
+  ...decisionFields,
+  openedAt: instant,
+  deadline: instant,
+  closedAt: instant.nullable(),
+};
+
 /** A Council case. */
 export const Case = z
   .strictObject({
     postId,
     status,
-    ...tally,
-    lastCall: LastCall,
-    ...decisionFields,
-    openedAt: instant,
-    deadline: instant,
-    closedAt: instant.nullable(),
+    ...caseFields,
     ballots: z.array(Ballot),
     handoff: Handoff.nullable(),
     timeline: z.array(Transition),

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { SEARCH_KINDS } from "@aps/platform";
 import { agentIdOf, instant, postId, status } from "./fields.js";
-import { Ballot, Case, decisionFields, depthFields, Handoff, LastCall, tally, Transition } from "../council/schemas.js";
+import { Ballot, Case, caseFields, depthFields, Handoff, Transition } from "../council/schemas.js";
 
 /**
  * Schemas of the `/v1` success bodies as the gateway renders them (http/render.ts and the routes),
@@ -202,16 +202,7 @@ export const PostDetail = Post.extend({
   commentsNextCursor: z.string().nullable(),
   councilBallots: z.array(Ballot),
   handoff: Handoff.nullable(),
-  council: z
-    .strictObject({
-      ...tally,
-      lastCall: LastCall,
-      ...decisionFields,
-      openedAt: instant,
-      deadline: instant,
-      closedAt: instant.nullable(),
-    })
-    .nullable(),
+  council: z.strictObject(caseFields).nullable(),
   timeline: z.array(Transition),
   ...depthFields,
   withdrawnReason: z.string().nullable().meta({ description: "status withdrawn: the author's reason" }),
