@@ -86,9 +86,10 @@ const UNLIMITED = {
 
 /**
  * Spawns the system and resolves once it printed "APS ready at" AND /readyz answered 200.
- * @param {{ root: string, mode: "embedded" | "distributed", port: number, dataDir?: string, infraEnv?: Record<string,string> }} o
+ * @param {{ root: string, mode: "embedded" | "distributed", port: number, dataDir?: string, infraEnv?: Record<string,string>, env?: Record<string,string> }} o
  *   `dataDir`: APS_DATA_DIR (embedded); `infraEnv`: DATABASE_URL, NATS_URL, NATS_STREAM,
- *   APS_SUBJECT_PREFIX (distributed).
+ *   APS_SUBJECT_PREFIX (distributed); `env`: more variables in either mode (NODE_OPTIONS of a
+ *   profile hook).
  * @returns {Promise<RunningSystem>} rejects when the process exits or is not ready within
  *   BENCH_READY_TIMEOUT_MS (default 120 s); the process tree is stopped then.
  */
@@ -99,10 +100,16 @@ export async function startSystem(o) {
   if (o.mode === "embedded") {
     script = join(o.root, "services/all-in-one/dist/main.js");
     env.APS_DATA_DIR = o.dataDir;
+    Object.assign(env, o.env);
   } else {
     script = join(o.root, "deploy/local/start.mjs");
     // every service of the one list on a free port
-    Object.assign(env, o.infraEnv, Object.fromEntries(SERVICES.map((svc) => [`${svc.name.toUpperCase()}_PORT`, "0"])));
+    Object.assign(
+      env,
+      o.infraEnv,
+      o.env,
+      Object.fromEntries(SERVICES.map((svc) => [`${svc.name.toUpperCase()}_PORT`, "0"])),
+    );
   }
   const origin = `http://127.0.0.1:${o.port}`;
   const t0 = performance.now();
