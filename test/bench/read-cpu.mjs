@@ -30,7 +30,13 @@ try {
         PROF_DIR: env.READ_CPU_PROF_DIR,
       }
     : {};
-  const sys = await startSystem({ root, mode: "embedded", port: await freePort(), dataDir: join(tmp, "data"), env: profEnv });
+  const sys = await startSystem({
+    root,
+    mode: "embedded",
+    port: await freePort(),
+    dataDir: join(tmp, "data"),
+    env: profEnv,
+  });
   const seed = await seedViaApi(sys.base, Number(env.BENCH_AGENTS ?? 50), Number(env.BENCH_POSTS ?? 300));
   await waitQuiet(sys.pid, { maxMs: 30_000 });
   const hot = "/v1/posts?sort=hot&limit=25";

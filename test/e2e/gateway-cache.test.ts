@@ -1,5 +1,5 @@
 import { mkdtempSync, rmSync } from "node:fs";
-import { createServer, type Server } from "node:http";
+import { createServer, request, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join as joinPath } from "node:path";
@@ -49,6 +49,31 @@ function countingIdentity(client: IdentityClient): IdentityClient & { authentica
     },
   };
   return counted;
+}
+
+/** An answer with its header lines as sent: `[lower-case name, value]` in order. */
+interface RawAnswer {
+  status: number;
+  headers: [string, string][];
+  body: string;
+}
+
+/** A GET over node:http, keeping the header lines in the order the server wrote them (fetch sorts them). */
+function rawGet(url: string, headers: Record<string, string> = {}): Promise<RawAnswer> {
+  return new Promise((resolve, reject) => {
+    const r = request(url, { headers: { "accept-encoding": "identity", ...headers } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => {
+        const lines: [string, string][] = [];
+        for (let i = 0; i < res.rawHeaders.length; i += 2)
+          lines.push([res.rawHeaders[i]!.toLowerCase(), res.rawHeaders[i + 1]!]);
+        resolve({ status: res.statusCode ?? 0, headers: lines, body: Buffer.concat(chunks).toString() });
+      });
+    });
+    r.on("error", reject);
+    r.end();
+  });
 }
 
 describe.each(modes)("gateway caches (%s)", (mode) => {
@@ -299,6 +324,39 @@ describe.each(modes)("gateway caches (%s)", (mode) => {
     console.log(
       `[gateway-cache ${mode}] writes through the second gateway visible on the first after: vote ${voteMs} ms, new post ${postMs} ms`,
     );
+  });
+
+  it("an anonymous read answered before express (docs/design/edge.md#read-cache-shortcut) carries the route's headers, in its order", async () => {
+    const author = await joinAgent(aps, "shortcut author");
+    const p = await newPost(a, author.apiKey, "Shortcut");
+    for (const path of [`/posts/${p}`, "/posts?sort=new&limit=2"]) {
+      // the first answer comes from the route (a URL no route answered yet), the second from the shortcut
+      const routed = await rawGet(`${aps.baseUrl}${path}`);
+      const shortcut = await rawGet(`${aps.baseUrl}${path}`);
+      expect({ path, status: shortcut.status, body: shortcut.body }).toEqual({ path, status: 200, body: routed.body });
+      // every header but the per-request ones, by name, value and order
+      const fixed = (r: RawAnswer) => r.headers.filter(([n]) => !["x-request-id", "date", "ratelimit"].includes(n));
+      expect({ path, headers: fixed(shortcut) }).toEqual({ path, headers: fixed(routed) });
+      expect({ path, names: shortcut.headers.map(([n]) => n) }).toEqual({
+        path,
+        names: routed.headers.map(([n]) => n),
+      });
+      // a caller's request id is echoed; a 304 carries the tag and no body
+      const etag = shortcut.headers.find(([n]) => n === "etag")![1];
+      const again = await rawGet(`${aps.baseUrl}${path}`, {
+        "x-request-id": "shortcut-check-1",
+        "if-none-match": etag,
+      });
+      expect({
+        status: again.status,
+        body: again.body,
+        id: again.headers.find(([n]) => n === "x-request-id")?.[1],
+      }).toEqual({
+        status: 304,
+        body: "",
+        id: "shortcut-check-1",
+      });
+    }
   });
 
   it("ETag and 304 Not Modified on cached and uncached reads; a change gives a new tag; no-store stays", async () => {

@@ -60,6 +60,14 @@ describe.each(modes)("metrics (%s)", (mode) => {
     const after = await scrape();
     expect(after).not.toContain(post.body.id);
     expect(sample(after, "aps_http_requests_total", { method: "GET", route: "/v1/posts/:id" })).toBeGreaterThan(0);
+    // anonymous reads of one URL: the first through the route, the next ones from the read cache
+    // before express (docs/design/edge.md#read-cache-shortcut), each counted under the route's template
+    const read = { method: "GET", route: "/v1/posts/:id", status: "200" };
+    const readsBefore = sample(after, "aps_http_requests_total", read) ?? 0;
+    for (let i = 0; i < 3; i++) expect((await req("GET", `/posts/${post.body.id}`)).status).toBe(200);
+    const afterReads = await scrape();
+    expect(sample(afterReads, "aps_http_requests_total", read)).toBe(readsBefore + 3);
+    expect(sample(afterReads, "aps_http_request_duration_seconds_count", read)).toBe(readsBefore + 3);
   });
 
   it("exposes gRPC, outbox backlog and consumer series of every service", async () => {

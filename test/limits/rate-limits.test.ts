@@ -129,6 +129,28 @@ describeReal("per-minute rate limits on the shared PostgreSQL store (real)", () 
     expect(parseRateHeaders(other)).toMatchObject({ policy: "anon", r: ANON - 1 });
   });
 
+  it("a cached read answered before express (docs/design/edge.md#read-cache-shortcut) is counted per forwarded client like any other; the N+1th is 429, counted once", async () => {
+    const ip = newIp();
+    const h = { "x-forwarded-for": ip };
+    // the first answer comes from the route and teaches the shortcut the URL; the rest from the shortcut
+    let last = ANON;
+    for (let i = 0; i < ANON; i++) {
+      const r = await req("GET", "/posts?sort=hot&limit=2", { headers: h });
+      const rl = parseRateHeaders(r);
+      expect({ i, status: r.status, policy: rl.policy, r: rl.r }).toEqual({
+        i,
+        status: 200,
+        policy: "anon",
+        r: last - 1,
+      });
+      last = rl.r;
+    }
+    expectRateLimited(await req("GET", "/posts?sort=hot&limit=2", { headers: h }), "anon");
+    // another forwarded client behind the same (trusted) proxy has its own budget
+    const other = await req("GET", "/posts?sort=hot&limit=2", { headers: { "x-forwarded-for": newIp() } });
+    expect({ status: other.status, r: parseRateHeaders(other).r }).toEqual({ status: 200, r: ANON - 1 });
+  });
+
   it("a web page counts once against its visitor: the page's own /v1 calls (docs/design/edge.md#web-pages) are not counted again, and a guessed page-call header is", async () => {
     const ip = newIp();
     const h = { "x-forwarded-for": ip };

@@ -34,6 +34,7 @@ import { buildOpenApi } from "@aps/api/openapi/document";
 import type { SkillDoc } from "./skill.js";
 import { AUTH_TTL_WITHOUT_EVENTS_MS, AuthCache, keyResolverOf } from "./cache/auth-cache.js";
 import { ReadCache } from "./cache/read-cache.js";
+import { readCacheShortcut, type RequestListener } from "./cache/shortcut.js";
 import { ReadinessCheck, readyzHandler } from "@aps/api/http/readiness";
 import { apiReferenceRoutes, webRoutes } from "@aps/web";
 import { mcpRoutes, ownBaseUrl, type McpOrigins } from "./mcp/route.js";
@@ -132,6 +133,14 @@ export interface AppDeps {
  * authentications cached (docs/design/edge.md#authentication-cache) and public reads cached with ETag/304 (docs/design/edge.md#read-cache-and-etags).
  */
 export function createApp(deps: AppDeps): Express {
+  return createHttp(deps).app;
+}
+
+/**
+ * The gateway's HTTP request listener (`createApp`'s app behind the read-cache shortcut,
+ * docs/design/edge.md#read-cache-shortcut), and the app itself.
+ */
+export function createHttp(deps: AppDeps): { app: Express; listener: RequestListener } {
   const app = express();
   const rateLimiter =
     deps.rateLimiter ?? new RequestRateLimiter({ keyedPerMinute: 600, anonPerMinute: 300 }, { kind: "memory" });
@@ -165,11 +174,6 @@ export function createApp(deps: AppDeps): Express {
   app.use(rateLimit(rateLimiter, keys, deps.log, pageCallSecret));
   // no sandbox here: an sk_test_ key is refused saying why (docs/design/agents.md#sandbox)
   if (livemode && !deps.sandboxUrl) app.use(refuseTestKeys);
-  // An anonymous GET a route already answered from a fresh cache entry: the same answer without
-  // the /v1 router (docs/design/edge.md#read-cache-shortcut); anything else goes on.
-  app.use((req, res, next) => {
-    if (!reads.answerFromShortcut(req, res)) next();
-  });
   // Beside the API only without a separate metrics port (METRICS_PORT, docs/design/operations.md#metrics).
   if (deps.metricsOnApiPort !== false) app.get("/metrics", metricsEndpoint);
 
@@ -252,5 +256,19 @@ export function createApp(deps: AppDeps): Express {
   app.use(methodNotAllowed(app)); // a served path, another method: 405 with Allow (docs/design/edge.md#index-405-and-404)
   app.use(notFound);
   app.use(problemHandler(deps.log));
-  return app;
+  // An anonymous GET a route already answered from a fresh cache entry: the same answer before
+  // express (docs/design/edge.md#read-cache-shortcut); anything else goes to the app.
+  const listener = readCacheShortcut(
+    {
+      reads,
+      limiter: rateLimiter,
+      trust: app.get("trust proxy fn") as (address: string | undefined, hop: number) => boolean,
+      skillVersion: deps.skill.version,
+      log: deps.log,
+      accessLog: deps.accessLog !== false,
+      pageCallSecret,
+    },
+    app,
+  );
+  return { app, listener };
 }

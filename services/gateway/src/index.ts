@@ -2,7 +2,7 @@
 export { startGateway, type GatewayHandle, type GatewayOptions, type LocalServices } from "./server.js";
 export { AuthCache, type AuthCacheOptions, type KeyResolver } from "./cache/auth-cache.js";
 export { ReadCache, type ReadCacheOptions, type ReadScope } from "./cache/read-cache.js";
-export { createApp, type AppDeps } from "./app.js";
+export { createApp, createHttp, type AppDeps } from "./app.js";
 export { loadConfig, gatewayEnvSchema, type GatewayConfig } from "./config.js";
 export { loadSkill, SKILL_PATH, type SkillDoc } from "./skill.js";
 export { gatewayService } from "./service.js";

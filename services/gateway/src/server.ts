@@ -35,7 +35,7 @@ import {
 } from "@aps/proto";
 import { RequestRateLimiter } from "./http/ratelimit.js";
 import { OAUTH_RETENTION, OAuthStore } from "./oauth/store.js";
-import { createApp } from "./app.js";
+import { createHttp } from "./app.js";
 import { SseStreams } from "./http/sse.js";
 import type { GatewayConfig } from "./config.js";
 import { loadSkill } from "./skill.js";
@@ -233,7 +233,7 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
     },
     log,
   );
-  const app = createApp({
+  const { listener } = createHttp({
     identity,
     forum,
     council,
@@ -277,7 +277,7 @@ export async function startGateway(cfg: GatewayConfig, log: Logger, opts: Gatewa
     // cannot hold the server open with new requests on an old connection.
     const s = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
       if (draining) res.setHeader("Connection", "close");
-      app(req, res);
+      listener(req, res);
     });
     s.on("clientError", answerClientError);
     connections = trackConnections(s); // each connection's idle time, for the drain

@@ -1,3 +1,4 @@
+import type { IncomingMessage } from "node:http";
 import type { Request, RequestHandler, Response } from "express";
 import { traceIds, type Logger } from "@aps/platform";
 
@@ -30,29 +31,47 @@ export function accessLog(
   routeOf: (req: Request, res: Response) => string = matchedRoute,
 ): RequestHandler {
   return (req, res, next) => {
-    // below info (LOG_LEVEL=warn: the tests, the benchmark) the line would be dropped: no work at all
-    if (QUIET_PATHS.has(req.path) || !log.isLevelEnabled("info")) return next();
-    const started = process.hrtime.bigint();
-    // the span is the request's own only here: the 'finish' callback runs outside its context
-    const ids = traceIds();
-    const traceId = ids.trace_id ? undefined : traceparentId(req.header("traceparent"));
-    res.once("finish", () => {
-      const length = res.getHeader("content-length");
-      log.info(
-        {
-          method: req.method,
-          route: routeOf(req, res),
-          path: req.path,
-          status: res.statusCode,
-          ms: Math.round(Number(process.hrtime.bigint() - started) / 1e4) / 100,
-          ...(length !== undefined ? { bytes: Number(length) } : {}),
-          requestId: res.getHeader("x-request-id"),
-          ...ids,
-          ...(traceId ? { trace_id: traceId } : {}),
-        },
-        "request",
+    const line = accessLine(log, req, req.path);
+    if (line)
+      res.once("finish", () =>
+        line(routeOf(req, res), res.statusCode, res.getHeader("content-length"), res.getHeader("x-request-id")),
       );
-    });
     next();
   };
+}
+
+/**
+ * Starts the access-log line of `req` (see `accessLog`; `path` without its query string): returns
+ * the function that writes it once the answer is finished — `route` as the metrics name it,
+ * `length` the answer's Content-Length when set, `requestId` the X-Request-Id answered — or
+ * undefined when nothing is to be logged (a quiet path, or info level off: then no work at all).
+ */
+export function accessLine(
+  log: Logger,
+  req: IncomingMessage,
+  path: string,
+): ((route: string, status: number, length: unknown, requestId: unknown) => void) | undefined {
+  // below info (LOG_LEVEL=warn: the tests, the benchmark) the line would be dropped: no work at all
+  if (QUIET_PATHS.has(path) || !log.isLevelEnabled("info")) return undefined;
+  const started = process.hrtime.bigint();
+  // the span is the request's own only here: the 'finish' callback runs outside its context
+  const ids = traceIds();
+  const header = req.headers.traceparent;
+  const traceId = ids.trace_id ? undefined : traceparentId(typeof header === "string" ? header : undefined);
+  const method = req.method;
+  return (route, status, length, requestId) =>
+    log.info(
+      {
+        method,
+        route,
+        path,
+        status,
+        ms: Math.round(Number(process.hrtime.bigint() - started) / 1e4) / 100,
+        ...(length !== undefined ? { bytes: Number(length) } : {}),
+        requestId,
+        ...ids,
+        ...(traceId ? { trace_id: traceId } : {}),
+      },
+      "request",
+    );
 }

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import type { Request } from "express";
+import type { IncomingMessage } from "node:http";
 
 /**
  * Strong entity tag of a representation's bytes (RFC 9110 §8.8.3): `"<base64url SHA-256>"`.
@@ -15,8 +15,8 @@ export function strongEtag(body: Buffer | string): string {
  * (RFC 9110 §13.1.2: weak comparison, `*` matches any current representation, a list of tags
  * matches when one of them does).
  */
-export function notModified(req: Request, etag: string): boolean {
-  const inm = req.header("if-none-match");
+export function notModified(req: IncomingMessage, etag: string): boolean {
+  const inm = req.headers["if-none-match"];
   if (!inm) return false;
   if (inm.trim() === "*") return true;
   const bare = (t: string) => t.trim().replace(/^W\//, "");

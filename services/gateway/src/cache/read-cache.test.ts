@@ -1,8 +1,12 @@
 import { createServer, request, type Server } from "node:http";
+import { Writable } from "node:stream";
 import type { AddressInfo } from "node:net";
 import express from "express";
+import { createLogger } from "@aps/platform";
 import { eventually, waitUntil } from "@aps/testkit";
 import { ReadCache, type ReadScope } from "./read-cache.js";
+import { readCacheShortcut } from "./shortcut.js";
+import { RequestRateLimiter } from "../http/ratelimit.js";
 
 /**
  * The read cache on its own (docs/design/edge.md#read-cache-and-etags), behind a real express app and HTTP: what is served
@@ -31,7 +35,7 @@ interface Harness {
  */
 const clock = { ms: 1_000 };
 
-async function harness(ttlMs = 60_000, maxBytes = 1 << 20): Promise<Harness> {
+async function harness(ttlMs = 60_000, maxBytes = 1 << 20, accessLog?: Writable): Promise<Harness> {
   clock.ms = 1_000;
   const cache = new ReadCache({ ttlMs, maxBytes, now: () => clock.ms });
   const produced = new Map<string, number>();
@@ -40,10 +44,6 @@ async function harness(ttlMs = 60_000, maxBytes = 1 << 20): Promise<Harness> {
   const gate: Harness["gate"] = {};
   const app = express();
   app.set("etag", false);
-  // as app.ts: the shortcut before every route
-  app.use((req, res, next) => {
-    if (!cache.answerFromShortcut(req, res)) next();
-  });
   const route =
     (key: string, scope: ReadScope, size = 10) =>
     async (req: express.Request, res: express.Response) => {
@@ -65,7 +65,20 @@ async function harness(ttlMs = 60_000, maxBytes = 1 << 20): Promise<Harness> {
     await cache.serveUncached(req, res, async () => ({ mine: version.n }));
   });
   const server: Server = await new Promise((resolve) => {
-    const s = createServer(app).listen(0, "127.0.0.1", () => resolve(s));
+    // as app.ts: the shortcut in front of the app
+    const shortcut = readCacheShortcut(
+      {
+        reads: cache,
+        limiter: new RequestRateLimiter({ keyedPerMinute: 1e6, anonPerMinute: 1e6 }, { kind: "memory" }),
+        trust: () => false,
+        skillVersion: 1,
+        log: createLogger("read-cache-test", accessLog ? "info" : "silent", accessLog),
+        accessLog: accessLog !== undefined,
+        pageCallSecret: "page-call-secret-of-this-test",
+      },
+      app,
+    );
+    const s = createServer(shortcut).listen(0, "127.0.0.1", () => resolve(s));
   });
   return {
     cache,
@@ -127,6 +140,32 @@ describe("ReadCache", () => {
     // another exact URL of the same entry goes through its route once
     await fetch(`${h.url}/posts/p_1?x=1`);
     await fetch(`${h.url}/posts/p_1?x=1`);
+    expect(h.routed.get("/posts/p_1?x=1")).toBe(1);
+  });
+
+  it("an answer of the shortcut gets its access-log line, under its route's template (docs/design/edge.md#read-cache-shortcut)", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        for (const l of chunk.toString("utf8").split("\n").filter(Boolean))
+          lines.push(JSON.parse(l) as Record<string, unknown>);
+        done();
+      },
+    });
+    h = await harness(60_000, 1 << 20, sink);
+    await fetch(`${h.url}/posts/p_1?x=1`); // through the route (this harness's app logs nothing itself)
+    const b = await fetch(`${h.url}/posts/p_1?x=1`, { headers: { "x-request-id": "logged-1" } });
+    const body = await b.arrayBuffer();
+    const c = await fetch(`${h.url}/posts/p_1?x=1`, { headers: { "if-none-match": b.headers.get("etag")! } });
+    expect(c.status).toBe(304);
+    await waitUntil("two access-log lines", () => lines.length >= 2);
+    const fields = (l: Record<string, unknown>) => [l.msg, l.method, l.route, l.path, l.status, l.bytes, typeof l.ms];
+    expect(lines.map(fields)).toEqual([
+      ["request", "GET", "/posts/:id", "/posts/p_1", 200, body.byteLength, "number"],
+      ["request", "GET", "/posts/:id", "/posts/p_1", 304, undefined, "number"],
+    ]);
+    expect(lines[0]!.requestId).toBe("logged-1");
+    expect(lines[1]!.requestId).toBe(c.headers.get("x-request-id"));
     expect(h.routed.get("/posts/p_1?x=1")).toBe(1);
   });
 

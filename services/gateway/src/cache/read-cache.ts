@@ -1,6 +1,6 @@
 import type { Request, Response } from "express";
 import { LRUCache } from "lru-cache";
-import { gatewayCacheLookups, setHttpRoute } from "@aps/platform";
+import { gatewayCacheLookups } from "@aps/platform";
 import { notModified, strongEtag } from "@aps/api/http/conditional";
 import { postKey, type ReadScope } from "@aps/api/route";
 
@@ -49,8 +49,12 @@ interface Shortcut {
  */
 const SHORTCUTS = { max: 10_000, maxBytes: 2 * 1024 * 1024, maxUrlLength: 512 };
 
-/** `res.locals` field naming the route template of a request answered by the shortcut (http/metrics.ts). */
-export const SHORTCUT_ROUTE = "readCacheRoute";
+/** A fresh entry the shortcut answers from: the route template that produced it, its JSON bytes and strong ETag. */
+export interface ShortcutEntry {
+  route: string;
+  body: Buffer;
+  etag: string;
+}
 
 /** A miss being produced; requests for the same key wait for it instead of asking again. */
 interface Fill {
@@ -113,24 +117,23 @@ export class ReadCache {
   }
 
   /**
-   * Answers an anonymous `GET` from a fresh entry before routing (docs/design/edge.md#read-cache-shortcut), when a route
-   * has already answered this exact URL (`req.originalUrl`, query included) from that entry: the
-   * same bytes, ETag and 304 as the route would send, without the `/v1` router, the query's
-   * parsing and the handler. Returns false — the request goes on to its route — for a request
-   * with credentials or a body, an unknown URL, or an entry that is gone or stale (the route then
-   * serves it and refreshes it). Runs after the rate limit and the standard headers (app.ts).
+   * The fresh entry a route answered this exact URL's anonymous `GET` from
+   * (docs/design/edge.md#read-cache-shortcut): `url` as the request line gives it (query
+   * included), the route template, and the bytes and ETag to send. Undefined — the request goes to
+   * its route — for a URL no route answered yet, or an entry gone or stale (the route serves it and
+   * refreshes it). Counts nothing: the caller counts the hit when it answers (`countHit`).
    */
-  answerFromShortcut(req: Request, res: Response): boolean {
-    if (!this.shortcuts || req.method !== "GET" || !shortcutRequest(req)) return false;
-    const s = this.shortcuts.get(req.originalUrl);
-    if (!s) return false;
+  shortcut(url: string): ShortcutEntry | undefined {
+    const s = this.shortcuts?.get(url);
+    if (!s) return undefined;
     const hit = this.lru!.get(s.key);
-    if (!hit || this.state(hit, s.scope) !== "fresh") return false;
+    if (!hit || this.state(hit, s.scope) !== "fresh") return undefined;
+    return { route: s.route, body: hit.body, etag: hit.etag };
+  }
+
+  /** Counts one answer from the cache that no route served (`aps_gateway_cache_lookups_total{result="hit"}`). */
+  countHit(): void {
     gatewayCacheLookups.inc({ cache: "read", result: "hit" });
-    res.locals[SHORTCUT_ROUTE] = s.route;
-    setHttpRoute(s.route);
-    send(req, res, hit);
-    return true;
   }
 
   /** Remembers that a route answered `req`'s exact URL from `key` (anonymous GETs only; docs/design/edge.md#read-cache-shortcut). */

@@ -35,21 +35,31 @@ export const CORS_EXPOSED_HEADERS = [
 ];
 
 /**
- * helmet's default headers, computed once: helmet's middleware is run against a recording
- * response, and the headers it set are replayed on every response by one function instead of
- * helmet's chain of twelve middlewares (its defaults are static: no per-request nonce). Throws if
- * helmet ever stops answering synchronously, so a change of helmet cannot silently drop headers.
+ * The headers `middleware` sets on a response to `req`, in order, when it answers synchronously:
+ * it is run against a recording response. Throws if it does not call `next` synchronously, so a
+ * change of the library cannot silently drop headers.
  */
-export function helmetHeaders(): ReadonlyArray<readonly [string, string]> {
+function recordHeaders(middleware: RequestHandler, req: Partial<Request>): [string, string][] {
   const headers: [string, string][] = [];
   let done = false;
   const recorder = {
     setHeader: (name: string, value: string | number | readonly string[]) => void headers.push([name, String(value)]),
+    getHeader: (name: string) => headers.find(([n]) => n.toLowerCase() === name.toLowerCase())?.[1],
     removeHeader: () => undefined,
   };
-  helmet()({} as Request, recorder as unknown as Response, () => (done = true));
-  if (!done) throw new Error("helmet did not finish synchronously; its headers cannot be computed once");
+  middleware(req as Request, recorder as unknown as Response, () => (done = true));
+  if (!done)
+    throw new Error("a hardening middleware did not finish synchronously; its headers cannot be computed once");
   return headers;
+}
+
+/**
+ * helmet's default headers, computed once: helmet's middleware is run against a recording
+ * response, and the headers it set are replayed on every response by one function instead of
+ * helmet's chain of twelve middlewares (its defaults are static: no per-request nonce).
+ */
+export function helmetHeaders(): ReadonlyArray<readonly [string, string]> {
+  return recordHeaders(helmet(), {});
 }
 
 /** Sets helmet's default headers (computed once by `helmetHeaders`). */
@@ -61,19 +71,30 @@ function securityHeaders(): RequestHandler {
   };
 }
 
+/** The CORS policy above as middleware (preflights answered 204). */
+const corsPolicy = cors({
+  origin: "*",
+  methods: CORS_METHODS,
+  allowedHeaders: CORS_ALLOWED_HEADERS,
+  exposedHeaders: CORS_EXPOSED_HEADERS,
+  credentials: false,
+  maxAge: 600,
+  optionsSuccessStatus: 204,
+});
+
+/**
+ * What `hardening` sets on the answer to a `GET`, computed once as a flat `[name, value, …]` list
+ * in the order it sets them: helmet's headers, then the CORS headers of a simple request (with
+ * `origin: "*"` they do not depend on the request's `Origin`). The read-cache lane writes them
+ * without running the middlewares (docs/design/edge.md#read-cache-shortcut).
+ */
+export function hardeningHeadersOfGet(): string[] {
+  const get = { method: "GET", headers: {} } as Partial<Request>;
+  return [...helmetHeaders(), ...recordHeaders(corsPolicy, get)].flat();
+}
+
 /**
  * HTTP hardening for every response (server root and /v1): helmet's defaults (nosniff, frame
  * denial, HSTS, CSP, no X-Powered-By — the app disables it —, …) and the CORS policy above.
  */
-export const hardening: RequestHandler[] = [
-  securityHeaders(),
-  cors({
-    origin: "*",
-    methods: CORS_METHODS,
-    allowedHeaders: CORS_ALLOWED_HEADERS,
-    exposedHeaders: CORS_EXPOSED_HEADERS,
-    credentials: false,
-    maxAge: 600,
-    optionsSuccessStatus: 204,
-  }),
-];
+export const hardening: RequestHandler[] = [securityHeaders(), corsPolicy];

@@ -7,11 +7,15 @@ import { ApsError } from "@aps/platform";
  * `X-Request-Id` (the caller's, when it is 1–128 safe characters, or a new UUID).
  */
 export const standardHeaders: RequestHandler = (req, res, next) => {
-  const given = req.header("x-request-id");
-  res.setHeader("X-Request-Id", given && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID());
+  res.setHeader("X-Request-Id", requestIdOf(req.headers["x-request-id"]));
   res.setHeader("Cache-Control", "no-store");
   next();
 };
+
+/** The `X-Request-Id` answered: the caller's `given` one when it is 1–128 safe characters, else a new UUID. */
+export function requestIdOf(given: string | string[] | undefined): string {
+  return typeof given === "string" && /^[\w.:-]{1,128}$/.test(given) ? given : randomUUID();
+}
 
 /** 404 problem for every unmatched route. */
 export const notFound: RequestHandler = (req, _res, next) => {

@@ -1,5 +1,6 @@
 import type { Request, RequestHandler, Response } from "express";
 import { timingSafeEqual } from "node:crypto";
+import type { IncomingMessage } from "node:http";
 import {
   RateLimiterMemory,
   RateLimiterPostgres,
@@ -336,13 +337,45 @@ const UNCOUNTED = new Set(["/healthz", "/readyz"]);
  */
 export const PAGE_CALL_HEADER = "x-aps-page-call";
 
-/** Whether `req` carries this process's page-call secret (constant-time compare). */
-function isPageCall(req: Request, secret: Buffer | undefined): boolean {
+/**
+ * Whether a request carries this process's page-call `secret` in {@link PAGE_CALL_HEADER}
+ * (constant-time compare); always false without a secret.
+ */
+export function isPageCall(req: IncomingMessage, secret: Buffer | undefined): boolean {
   if (!secret) return false;
-  const v = req.header(PAGE_CALL_HEADER);
-  if (v === undefined) return false;
+  const v = req.headers[PAGE_CALL_HEADER];
+  if (typeof v !== "string") return false;
   const got = Buffer.from(v);
   return got.length === secret.length && timingSafeEqual(got, secret);
+}
+
+/** The binding state of one request after it was counted: the policy's state and whether it is admitted. */
+export type CountedRequest = RateState & { allowed: boolean };
+
+/** Where a count made before express travels with its request (see `handOffCount`). */
+const COUNTED = Symbol("aps.rateLimit.counted");
+
+/**
+ * Records that `req` was counted already, as `counted`, before it was handed to express: the
+ * read-cache shortcut counts an anonymous request before it knows whether it can answer it
+ * (docs/design/edge.md#read-cache-shortcut); when it cannot, `rateLimit` answers from this count
+ * instead of counting the request twice.
+ */
+export function handOffCount(req: IncomingMessage, counted: CountedRequest): void {
+  (req as unknown as Record<symbol, CountedRequest>)[COUNTED] = counted;
+}
+
+/**
+ * Counts an anonymous request from `address` (the client IP as `req.ip` gives it) against its
+ * partition, or only peeks at it for a web page's own call (`peekOnly`): what `rateLimit` does for
+ * a request without a key, for the read-cache shortcut.
+ */
+export function countAnonymous(
+  limiter: RequestRateLimiter,
+  address: string | undefined,
+  peekOnly: boolean,
+): Promise<CountedRequest> {
+  return countOrPeek(limiter, { policy: "anon", partition: clientSource(address) }, peekOnly);
 }
 
 /** The words a 429 uses for the budget of `policy` that ran out. */
@@ -377,9 +410,14 @@ export function rateLimit(
 ): RequestHandler {
   const secret = pageCallSecret ? Buffer.from(pageCallSecret) : undefined;
   return (req, res, next) => {
-    partitionOf(req, res, identity)
-      .then(async (p) => {
-        const s = await countOrPeek(limiter, p, UNCOUNTED.has(req.path) || isPageCall(req, secret));
+    const counted = (req as unknown as Record<symbol, CountedRequest | undefined>)[COUNTED];
+    (counted
+      ? Promise.resolve(counted)
+      : partitionOf(req, res, identity).then((p) =>
+          countOrPeek(limiter, p, UNCOUNTED.has(req.path) || isPageCall(req, secret)),
+        )
+    )
+      .then((s) => {
         const h = rateLimitHeaderValues(s);
         res.setHeader("RateLimit-Policy", h.policy);
         res.setHeader("RateLimit", h.limit);
@@ -407,11 +445,7 @@ export function rateLimit(
  * Counts (or, for uncounted probe paths, only peeks at) the request under its partition and, when
  * keyed and admitted, under its source; answers the binding state (see `rateLimit`).
  */
-async function countOrPeek(
-  limiter: RequestRateLimiter,
-  p: RatePartition,
-  peekOnly: boolean,
-): Promise<RateState & { allowed: boolean }> {
+async function countOrPeek(limiter: RequestRateLimiter, p: RatePartition, peekOnly: boolean): Promise<CountedRequest> {
   const own = peekOnly
     ? { ...(await limiter.peek(p.policy, p.partition)), allowed: true }
     : await limiter.consume(p.policy, p.partition);

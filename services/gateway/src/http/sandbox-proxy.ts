@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Request, RequestHandler, Response } from "express";
 import { createProxyMiddleware } from "http-proxy-middleware";
 import { ApsError, TEST_KEY_PREFIX, type Logger } from "@aps/platform";
-import { SHORTCUT_ROUTE } from "../cache/read-cache.js";
+import { ROUTE_LABEL } from "./metrics.js";
 import { sendProblem } from "./problem.js";
 
 /** Paths only a sandbox serves (docs/design/agents.md#sandbox): its join and its test clock and seats. */
@@ -55,7 +55,7 @@ export function sandboxProxy(sandboxUrl: string, log: Logger): RequestHandler {
   });
   return (req, res, next) => {
     if (!isSandboxRequest(req)) return next();
-    res.locals[SHORTCUT_ROUTE] = "sandbox";
+    res.locals[ROUTE_LABEL] = "sandbox";
     void proxy(req, res, next);
   };
 }
