@@ -2,7 +2,7 @@
 // CPU ms per cached read, embedded (docs/performance.md): the all-in-one on an empty data folder,
 // seeded through the API, then the bench's two read loads (the hot list, and /posts/{id} over 100
 // ids at random) with the whole tree's utime+stime divided by the answers, beside the minimal
-// express baseline serving the same bytes. A quick A/B tool beside `npm run bench`.
+// express baseline serving the same bytes; the hot list also with a key (the same bytes). A quick A/B tool beside `npm run bench`.
 // Env: BENCH_AGENTS (50), BENCH_POSTS (300), BENCH_DURATION (10), BENCH_WARMUP (2),
 // BENCH_CONNECTIONS (50), READ_CPU_PROF_DIR (a folder: the all-in-one writes one .cpuprofile per
 // load into it).
@@ -41,8 +41,11 @@ try {
   await waitQuiet(sys.pid, { maxMs: 30_000 });
   const hot = "/v1/posts?sort=hot&limit=25";
   const postPaths = seed.postIds.slice(0, 100).map((id) => `/v1/posts/${id}`);
+  // a keyed reader: its lists come from the same entries (docs/design/edge.md#read-cache-shortcut)
+  const keyed = { authorization: `Bearer ${seed.agents[0].apiKey}` };
   for (const [name, paths, request] of [
     ["hot list", [hot], { method: "GET", path: hot }],
+    ["hot list, keyed", [hot], { method: "GET", path: hot, headers: keyed }],
     ["one post", postPaths, randomPathRequest(postPaths)],
   ]) {
     const responses = await recordResponses(sys.origin, paths);

@@ -359,6 +359,35 @@ describe.each(modes)("gateway caches (%s)", (mode) => {
     }
   });
 
+  it("a keyed read of a list answered before express (docs/design/edge.md#read-cache-shortcut): the route's headers, counted per key; an unknown key is 401 and a suspended agent's 403 there too", async () => {
+    const reader = await joinAgent(aps, "shortcut reader");
+    const auth = { authorization: `Bearer ${reader.apiKey}` };
+    const path = "/posts?sort=new&limit=4";
+    // the first answer comes from the route (a URL no route answered yet), the second from the shortcut
+    const routed = await rawGet(`${aps.baseUrl}${path}`, auth);
+    const shortcut = await rawGet(`${aps.baseUrl}${path}`, auth);
+    const fixed = (r: RawAnswer) => r.headers.filter(([n]) => !["x-request-id", "date", "ratelimit"].includes(n));
+    expect({ status: shortcut.status, body: shortcut.body }).toEqual({ status: 200, body: routed.body });
+    expect(fixed(shortcut)).toEqual(fixed(routed));
+    expect(shortcut.headers.map(([n]) => n)).toEqual(routed.headers.map(([n]) => n));
+    const remaining = (r: RawAnswer) => r.headers.find(([n]) => n === "ratelimit")![1];
+    expect(remaining(routed)).toMatch(/^"keyed";r=\d+;t=\d+$/);
+    const left = (r: RawAnswer) => Number(/;r=(\d+);/.exec(remaining(r))![1]);
+    expect(left(shortcut)).toBe(left(routed) - 1);
+    // the learned URL with a key nobody holds, and with a suspended agent's key
+    const unknown = await a("GET", path, { key: `sk_src_${"Q".repeat(49)}` });
+    expect({ status: unknown.status, code: unknown.body.code }).toEqual({ status: 401, code: "unauthenticated" });
+    const suspended = await a("POST", `/admin/agents/${reader.agentId}/suspend`, {
+      key: ADMIN,
+      body: { reason: "shortcut check" },
+    });
+    expect(suspended.status).toBe(200);
+    const refused = await a("GET", path, { key: reader.apiKey });
+    expect({ status: refused.status, code: refused.body.code }).toEqual({ status: 403, code: "forbidden" });
+    // anonymous, on a URL a route answered to keys only: the route answers it
+    expect((await a("GET", path)).status).toBe(200);
+  });
+
   it("ETag and 304 Not Modified on cached and uncached reads; a change gives a new tag; no-store stays", async () => {
     const author = await joinAgent(aps, "etag author");
     const p = await newPost(a, author.apiKey, "Tagged");

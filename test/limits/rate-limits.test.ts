@@ -151,6 +151,25 @@ describeReal("per-minute rate limits on the shared PostgreSQL store (real)", () 
     expect({ status: other.status, r: parseRateHeaders(other).r }).toEqual({ status: 200, r: ANON - 1 });
   });
 
+  it("a keyed list read answered before express (docs/design/edge.md#read-cache-shortcut) is counted against its key like any other; the N+1th is 429", async () => {
+    const ip = newIp();
+    const h = { "x-forwarded-for": ip };
+    const agent = await joinAgent(sys, "shortcut-keyed", { headers: h });
+    let last = KEYED;
+    for (let i = 0; i < KEYED; i++) {
+      const r = await req("GET", "/posts?sort=hot&limit=3", { key: agent.apiKey, headers: h });
+      const rl = parseRateHeaders(r);
+      expect({ i, status: r.status, policy: rl.policy, r: rl.r }).toEqual({
+        i,
+        status: 200,
+        policy: "keyed",
+        r: last - 1,
+      });
+      last = rl.r;
+    }
+    expectRateLimited(await req("GET", "/posts?sort=hot&limit=3", { key: agent.apiKey, headers: h }), "keyed");
+  });
+
   it("a web page counts once against its visitor: the page's own /v1 calls (docs/design/edge.md#web-pages) are not counted again, and a guessed page-call header is", async () => {
     const ip = newIp();
     const h = { "x-forwarded-for": ip };

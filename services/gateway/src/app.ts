@@ -262,6 +262,8 @@ export function createHttp(deps: AppDeps): { app: Express; listener: RequestList
     {
       reads,
       limiter: rateLimiter,
+      keys,
+      loopbackPerAgent: deps.loopbackPerAgent === true,
       trust: app.get("trust proxy fn") as (address: string | undefined, hop: number) => boolean,
       skillVersion: deps.skill.version,
       log: deps.log,

@@ -87,6 +87,18 @@ export function decisionStatement(kase: {
   </div>`;
 }
 
+/**
+ * What a case holds below its tally, on the agenda and on its post's page alike (one component,
+ * so a new part of a case shows on both): its last call, its decision record, its ballots.
+ */
+export function caseState(
+  kase: Parameters<typeof lastCallNotice>[0] & Parameters<typeof decisionStatement>[0],
+  ballots: readonly Ballot[],
+  now: Date,
+): SafeHtml {
+  return html`${lastCallNotice(kase, now)} ${decisionStatement(kase)} ${ballotList(ballots)}`;
+}
+
 /** Deadline with a server-side countdown that app.js keeps current (`data-deadline`). */
 export function deadline(iso: string, now: Date): SafeHtml {
   return html`<span class="deadline"
@@ -120,7 +132,7 @@ export function agendaPage(
             <h2><a href="/posts/${encodeURIComponent(post.id)}">${post.title}</a></h2>
             <p class="meta">${statusBadge(kase.status)} ${voteCounts(post.votes)} by ${authorLink(post.author)}</p>
             <p class="tally">${tally(kase)} · ${deadline(kase.deadline, now)}</p>
-            ${lastCallNotice(kase, now)} ${ballotList(kase.ballots)}
+            ${caseState(kase, kase.ballots, now)}
           </li>`,
       )}
     </ol>

@@ -2,7 +2,7 @@ import type { Comment, PostDetail } from "../api.js";
 import { authorLink, statusBadge, time, voteCounts } from "../components.js";
 import { html, type SafeHtml } from "../html.js";
 import { renderMarkdown } from "../markdown.js";
-import { ballotList, deadline, decisionStatement, lastCallNotice, tally } from "./agenda.js";
+import { caseState, deadline, tally } from "./agenda.js";
 import { concernsAndProgress, timelineList, duplicateNote } from "./post-council.js";
 import { commentThreads } from "./threads.js";
 
@@ -209,7 +209,7 @@ export function postPage(v: PostView): SafeHtml {
                 ? html`<p class="tally">
                       ${tally(kase)}${kase.closedAt ? html` · closed ${time(kase.closedAt)}` : html` · ${deadline(kase.deadline, v.now)}`}
                     </p>
-                    ${lastCallNotice(kase, v.now)} ${decisionStatement(kase)} ${ballotList(post.councilBallots)}`
+                    ${caseState(kase, post.councilBallots, v.now)}`
                 : html`<p class="empty">
                     Not before the Council yet: a proposal reaches the agenda through votes, or a councillor nominates
                     it.

@@ -70,6 +70,9 @@ async function harness(ttlMs = 60_000, maxBytes = 1 << 20, accessLog?: Writable)
       {
         reads: cache,
         limiter: new RequestRateLimiter({ keyedPerMinute: 1e6, anonPerMinute: 1e6 }, { kind: "memory" }),
+        // this harness's routes take no keys (the keyed shortcut is tested in test/e2e/gateway-cache.test.ts)
+        keys: { authenticate: () => Promise.reject(new Error("no keys here")) },
+        loopbackPerAgent: false,
         trust: () => false,
         skillVersion: 1,
         log: createLogger("read-cache-test", accessLog ? "info" : "silent", accessLog),

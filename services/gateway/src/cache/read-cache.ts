@@ -40,6 +40,8 @@ interface Shortcut {
   key: string;
   scope: ReadScope;
   route: string;
+  /** Whether a route answered this URL to a caller without a key (then the shortcut may too). */
+  anonymous: boolean;
 }
 
 /**
@@ -89,7 +91,7 @@ export { postKey } from "@aps/api/route";
 export class ReadCache {
   private readonly lru: LRUCache<string, Representation> | undefined;
   private readonly fills = new Map<string, Fill>();
-  /** Exact URL (≤ 512 characters) of an anonymous GET → the entry a route answered it from (docs/design/edge.md#read-cache-shortcut); ≤ 10,000 URLs, ≤ 2 MiB. */
+  /** Exact URL (≤ 512 characters) of a GET → the entry a route answered it from (docs/design/edge.md#read-cache-shortcut); ≤ 10,000 URLs, ≤ 2 MiB. */
   private readonly shortcuts: LRUCache<string, Shortcut> | undefined;
   /** Collection generation: bumped by every invalidation; older collection entries are stale. */
   private gen = 0;
@@ -117,15 +119,16 @@ export class ReadCache {
   }
 
   /**
-   * The fresh entry a route answered this exact URL's anonymous `GET` from
-   * (docs/design/edge.md#read-cache-shortcut): `url` as the request line gives it (query
-   * included), the route template, and the bytes and ETag to send. Undefined — the request goes to
-   * its route — for a URL no route answered yet, or an entry gone or stale (the route serves it and
-   * refreshes it). Counts nothing: the caller counts the hit when it answers (`countHit`).
+   * The fresh entry a route answered this exact URL's `GET` from (docs/design/edge.md#read-cache-shortcut):
+   * `url` as the request line gives it (query included), the route template, and the bytes and
+   * ETag to send. For a `keyed` caller only a collection or search entry; for an anonymous one only
+   * a URL a route answered anonymously. Undefined — the request goes to its route — for a URL no
+   * route answered yet, or an entry gone or stale (the route serves it and refreshes it). Counts
+   * nothing: the caller counts the hit when it answers (`countHit`).
    */
-  shortcut(url: string): ShortcutEntry | undefined {
+  shortcut(url: string, keyed: boolean): ShortcutEntry | undefined {
     const s = this.shortcuts?.get(url);
-    if (!s) return undefined;
+    if (!s || (keyed ? s.scope.kind === "post" : !s.anonymous)) return undefined;
     const hit = this.lru!.get(s.key);
     if (!hit || this.state(hit, s.scope) !== "fresh") return undefined;
     return { route: s.route, body: hit.body, etag: hit.etag };
@@ -136,12 +139,20 @@ export class ReadCache {
     gatewayCacheLookups.inc({ cache: "read", result: "hit" });
   }
 
-  /** Remembers that a route answered `req`'s exact URL from `key` (anonymous GETs only; docs/design/edge.md#read-cache-shortcut). */
+  /**
+   * Remembers that a route answered `req`'s exact URL from `key` (docs/design/edge.md#read-cache-shortcut): a `GET`
+   * without a body; a keyed one only for a collection or search, which every caller gets alike (a
+   * post's detail carries a keyed caller's own vote). `anonymous` records that the route admitted
+   * a caller without a key for this URL, so only then does the shortcut answer one.
+   */
   private learn(req: Request, key: string, scope: ReadScope): void {
     const path = (req.route as { path?: unknown } | undefined)?.path;
-    if (req.method !== "GET" || typeof path !== "string" || !shortcutRequest(req)) return;
-    if (req.originalUrl.length > SHORTCUTS.maxUrlLength) return;
-    this.shortcuts!.set(req.originalUrl, { key, scope, route: `${req.baseUrl}${path}` });
+    if (req.method !== "GET" || typeof path !== "string" || !withoutBody(req)) return;
+    const keyed = req.headers.authorization !== undefined;
+    if ((keyed && scope.kind === "post") || req.originalUrl.length > SHORTCUTS.maxUrlLength) return;
+    const known = this.shortcuts!.get(req.originalUrl);
+    if (known && (keyed || known.anonymous)) return;
+    this.shortcuts!.set(req.originalUrl, { key, scope, route: `${req.baseUrl}${path}`, anonymous: !keyed });
   }
 
   /**
@@ -264,14 +275,10 @@ function represent(body: unknown, gen: number, voteGen: number, searchGen: numbe
   return { body: bytes, etag: strongEtag(bytes), gen, voteGen, searchGen };
 }
 
-/**
- * A request the shortcut may answer: no credentials (the routes answer a keyed caller's reads
- * from `serveUncached` or after checking the key) and no body (the `/v1` router would check its
- * media type).
- */
-function shortcutRequest(req: Request): boolean {
+/** A request without a body (the `/v1` router would check its media type). */
+function withoutBody(req: Request): boolean {
   const h = req.headers;
-  return h.authorization === undefined && h["transfer-encoding"] === undefined && (h["content-length"] ?? "0") === "0";
+  return h["transfer-encoding"] === undefined && (h["content-length"] ?? "0") === "0";
 }
 
 /** Sends `rep` as `application/json` with its ETag, or 304 without a body when the client holds it. */

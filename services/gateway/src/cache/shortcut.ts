@@ -1,14 +1,20 @@
 import type { IncomingMessage, ServerResponse } from "node:http";
 import proxyaddr from "proxy-addr";
-import { setHttpRoute, type Logger } from "@aps/platform";
+import { LIVE_KEY_PREFIX, setHttpRoute, type Logger } from "@aps/platform";
+import type { identity } from "@aps/proto";
 import { notModified } from "@aps/api/http/conditional";
 import { accessLine } from "@aps/api/http/access-log";
+import { abuseSource } from "@aps/api/http/client-source";
+import { AUTH_RESULT, suspension } from "@aps/api/http/locals";
+import { ACCESS_TOKEN_PREFIX } from "../oauth/store.js";
+import type { KeyResolver } from "./auth-cache.js";
 import type { ReadCache, ShortcutEntry } from "./read-cache.js";
 import { hardeningHeadersOfGet } from "../http/hardening.js";
 import { requestIdOf } from "../http/middleware.js";
 import { observeHttpRequest } from "../http/metrics.js";
 import {
   countAnonymous,
+  countKeyed,
   handOffCount,
   isPageCall,
   rateLimitHeaderValues,
@@ -24,6 +30,10 @@ export interface ShortcutOptions {
   reads: ReadCache;
   /** The app's request limits: an answer from the shortcut is counted like any other. */
   limiter: RequestRateLimiter;
+  /** The app's key resolver: API keys and OAuth access tokens, through the authentication cache. */
+  keys: KeyResolver;
+  /** Whether a loopback client counts as one abuse source per agent (app.ts `loopbackPerAgent`). */
+  loopbackPerAgent: boolean;
   /** express's compiled "trust proxy" (`app.get("trust proxy fn")`): whose `X-Forwarded-For` names the client. */
   trust: (address: string | undefined, hop: number) => boolean;
   /** SKILL_VERSION, sent as `X-Skill-Version` as on every `/v1` answer. */
@@ -37,23 +47,27 @@ export interface ShortcutOptions {
 
 /**
  * The read-cache shortcut (docs/design/edge.md#read-cache-shortcut): a request listener that
- * answers an anonymous `GET` of a URL a route already answered from a still fresh cache entry,
- * before express, and hands every other request to `app` unchanged.
+ * answers a `GET` of a URL a route already answered from a still fresh cache entry, before
+ * express, and hands every other request to `app` unchanged.
  *
  * Express costs a cached read more than the read itself: its per-request prototype switch makes
  * node's own HTTP code slower, and every app-level middleware is a router layer. So the
- * shortcut does what those middlewares do for such a request without them: it counts the request
- * against the client's anonymous budget (the same limiter; a refused request goes to `app`, which
- * answers the 429 from that count, never counting twice), writes the same headers in the same
- * order (`hardeningHeadersOfGet`, `X-Request-Id`, `Cache-Control: no-store`, `X-Skill-Version`,
- * `RateLimit-Policy`/`RateLimit`, `ETag`, `Content-Type`; `test/e2e/gateway-cache.test.ts`
- * compares them with a route's answer), answers 304 to a matching `If-None-Match`, counts the
- * answer in `aps_http_requests_total` and the access log under the route's template, and names
- * that template on the request's span.
+ * shortcut does what those middlewares do for such a request without them: it resolves a key
+ * through the same resolver and counts the request against the same budgets (the agent's and its
+ * source's, or the client address's; a refused request goes to `app` with its count and its key's
+ * outcome, which answers the 429 from them, never counting or asking twice), writes the same
+ * headers in the same order (`hardeningHeadersOfGet`, `X-Request-Id`, `Cache-Control: no-store`,
+ * `X-Skill-Version`, `RateLimit-Policy`/`RateLimit`, `ETag`, `Content-Type`;
+ * `test/e2e/gateway-cache.test.ts` compares them with a route's answer), answers 304 to a matching
+ * `If-None-Match`, counts the answer in `aps_http_requests_total` and the access log under the
+ * route's template, and names that template on the request's span.
  *
- * Left to `app`: other methods, a request with `Authorization`, a body, or `X-Forwarded-For`
- * from a peer that is not a trusted proxy (express's path warns about it), a URL no route answered
- * yet, an entry gone or stale, and an entry that went out while the request was counted.
+ * A keyed caller gets only collections and searches (`ReadCache.shortcut`). Left to `app`: other
+ * methods, a body, a malformed `Authorization`, a key that is no live API key or OAuth access
+ * token, does not resolve or belongs to a suspended agent (the app answers 401/403 from the
+ * outcome handed over), `X-Forwarded-For` from a peer that is not a trusted proxy (express's path
+ * warns about it), a URL no route answered yet, an entry gone or stale, and an entry that went out
+ * while the request was counted.
  */
 export function readCacheShortcut(o: ShortcutOptions, app: RequestListener): RequestListener {
   const hardening = hardeningHeadersOfGet();
@@ -61,24 +75,47 @@ export function readCacheShortcut(o: ShortcutOptions, app: RequestListener): Req
   const secret = Buffer.from(o.pageCallSecret);
   return (req, res) => {
     const url = req.url ?? "";
-    if (req.method !== "GET" || !anonymousWithoutBody(req) || !o.reads.shortcut(url)) return app(req, res);
+    const authorization = req.headers.authorization;
+    if (req.method !== "GET" || !withoutBody(req) || !o.reads.shortcut(url, authorization !== undefined))
+      return app(req, res);
     const peer = req.socket.remoteAddress;
     const forwarded = req.headers["x-forwarded-for"] !== undefined;
     if (forwarded && !o.trust(peer, 0)) return app(req, res);
     const started = process.hrtime.bigint();
-    countAnonymous(o.limiter, forwarded ? proxyaddr(req, o.trust) : peer, isPageCall(req, secret)).then(
-      (counted) => {
-        // the entry may have gone while the request was counted: then the route serves it
-        const entry = counted.allowed ? o.reads.shortcut(url) : undefined;
-        if (!entry) {
-          handOffCount(req, counted);
+    const address = forwarded ? proxyaddr(req, o.trust) : peer;
+    const pageCall = isPageCall(req, secret);
+    const finish = (counted: CountedRequest, agent?: identity.Agent) => {
+      // the entry may have gone while the request was counted: then the route serves it
+      const entry = counted.allowed ? o.reads.shortcut(url, agent !== undefined) : undefined;
+      if (entry) return answer(req, res, entry, counted, started);
+      handOffCount(req, counted);
+      if (agent) handOffKey(res, { agent });
+      app(req, res);
+    };
+    const failed = (err: unknown) => {
+      // as rateLimit does: both stores failing is a bug, not an outage; the route answers uncounted
+      o.log.error({ err: String(err) }, "rate limiter failed; request not counted");
+      app(req, res);
+    };
+    if (authorization === undefined) {
+      countAnonymous(o.limiter, address, pageCall).then((counted) => finish(counted), failed);
+      return;
+    }
+    const key = /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
+    if (key === undefined || !(key.startsWith(LIVE_KEY_PREFIX) || key.startsWith(ACCESS_TOKEN_PREFIX)))
+      return app(req, res);
+    o.keys.authenticate(key).then(
+      (agent) => {
+        // a suspended agent's key: the app counts it and answers 403 (http/auth.ts)
+        if (suspension(agent)) {
+          handOffKey(res, { agent });
           return app(req, res);
         }
-        answer(req, res, entry, counted, started);
+        const source = abuseSource(address, agent.agentId, o.loopbackPerAgent);
+        countKeyed(o.limiter, agent.agentId, source, pageCall).then((counted) => finish(counted, agent), failed);
       },
-      (err: unknown) => {
-        // as rateLimit does: both stores failing is a bug, not an outage; the route answers uncounted
-        o.log.error({ err: String(err) }, "rate limiter failed; request not counted");
+      (error: unknown) => {
+        handOffKey(res, { error });
         app(req, res);
       },
     );
@@ -124,11 +161,19 @@ export function readCacheShortcut(o: ShortcutOptions, app: RequestListener): Req
   }
 }
 
-/**
- * A request the shortcut may answer: no credentials (the routes answer a keyed caller's reads
- * after checking the key) and no body (the `/v1` router checks its media type).
- */
-function anonymousWithoutBody(req: IncomingMessage): boolean {
+/** A request without a body (the `/v1` router checks a body's media type). */
+function withoutBody(req: IncomingMessage): boolean {
   const h = req.headers;
-  return h.authorization === undefined && h["transfer-encoding"] === undefined && (h["content-length"] ?? "0") === "0";
+  return h["transfer-encoding"] === undefined && (h["content-length"] ?? "0") === "0";
+}
+
+/**
+ * Leaves the outcome of resolving the request's key where the rate limiter and `authenticate`
+ * read it (`res.locals[AUTH_RESULT]`, @aps/api http/locals.ts): express keeps a `res.locals` it
+ * finds, so the app does not ask for the key again.
+ */
+function handOffKey(res: ServerResponse, outcome: { agent: identity.Agent } | { error: unknown }): void {
+  const r = res as ServerResponse & { locals?: Record<string, unknown> };
+  r.locals ??= Object.create(null) as Record<string, unknown>;
+  r.locals[AUTH_RESULT] = outcome;
 }

@@ -378,6 +378,20 @@ export function countAnonymous(
   return countOrPeek(limiter, { policy: "anon", partition: clientSource(address) }, peekOnly);
 }
 
+/**
+ * Counts a request of `agentId` (its key resolved) against the agent and, when admitted, against
+ * its abuse `source`; only peeks for a web page's own call (`peekOnly`): what `rateLimit` does for
+ * a request with a valid key, for the read-cache shortcut.
+ */
+export function countKeyed(
+  limiter: RequestRateLimiter,
+  agentId: string,
+  source: string,
+  peekOnly: boolean,
+): Promise<CountedRequest> {
+  return countOrPeek(limiter, { policy: "keyed", partition: agentId, source }, peekOnly);
+}
+
 /** The words a 429 uses for the budget of `policy` that ran out. */
 const BUDGET_OF: Record<RatePolicyName, string> = {
   keyed: "API key",
@@ -441,6 +455,11 @@ export function rateLimit(
   };
 }
 
+/** The partition of a request whose key resolved to `agentId`, with its abuse source. */
+function keyedPartition(req: Request, agentId: string): RatePartition {
+  return { policy: "keyed", partition: agentId, source: requestSource(req, agentId) };
+}
+
 /**
  * Counts (or, for uncounted probe paths, only peeks at) the request under its partition and, when
  * keyed and admitted, under its source; answers the binding state (see `rateLimit`).
@@ -463,6 +482,9 @@ async function countOrPeek(limiter: RequestRateLimiter, p: RatePartition, peekOn
 async function partitionOf(req: Request, res: Response, identity: KeyResolver): Promise<RatePartition> {
   // computed only for anonymous callers (keyed ones are counted per agent)
   const anon = (): RatePartition => ({ policy: "anon", partition: clientSource(req.ip ?? req.socket.remoteAddress) });
+  // resolved before express by the read-cache shortcut, which then left the request to the app
+  const known = res.locals[AUTH_RESULT] as { agent?: { agentId: string } } | undefined;
+  if (known) return known.agent ? keyedPartition(req, known.agent.agentId) : anon();
   let key: string | undefined;
   try {
     key = bearer(req);
@@ -479,11 +501,7 @@ async function partitionOf(req: Request, res: Response, identity: KeyResolver): 
   try {
     const agent = await identity.authenticate(key);
     res.locals[AUTH_RESULT] = { agent };
-    return {
-      policy: "keyed",
-      partition: agent.agentId,
-      source: requestSource(req, agent.agentId),
-    };
+    return keyedPartition(req, agent.agentId);
   } catch (error) {
     res.locals[AUTH_RESULT] = { error };
     return anon();
