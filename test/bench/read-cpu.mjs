@@ -2,7 +2,8 @@
 // CPU ms per cached read, embedded (docs/performance.md): the all-in-one on an empty data folder,
 // seeded through the API, then the bench's two read loads (the hot list, and /posts/{id} over 100
 // ids at random) with the whole tree's utime+stime divided by the answers, beside the minimal
-// express baseline serving the same bytes; the hot list also with a key (the same bytes). A quick A/B tool beside `npm run bench`.
+// express baseline serving the same bytes; the hot list also with a key (the same bytes). A quick
+// A/B tool beside `npm run bench`.
 // Env: BENCH_AGENTS (50), BENCH_POSTS (300), BENCH_DURATION (10), BENCH_WARMUP (2),
 // BENCH_CONNECTIONS (50), READ_CPU_PROF_DIR (a folder: the all-in-one writes one .cpuprofile per
 // load into it).
@@ -10,7 +11,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { freePort, startSystem } from "./lib/system.mjs";
+import { cpuProfileEnv, freePort, startSystem } from "./lib/system.mjs";
 import { cleanupAll, cleanupOnSignalsAndCrashes, onCleanup } from "./lib/cleanup.mjs";
 import { seedViaApi } from "./lib/api.mjs";
 import { load, randomPathRequest } from "./lib/load.mjs";
@@ -24,18 +25,12 @@ let code = 0;
 try {
   const tmp = mkdtempSync(join(tmpdir(), "aps-read-cpu-"));
   onCleanup(`remove ${tmp}`, () => rmSync(tmp, { recursive: true, force: true }));
-  const profEnv = env.READ_CPU_PROF_DIR
-    ? {
-        NODE_OPTIONS: `--require ${fileURLToPath(new URL("./lib/cpu-profile-hook.cjs", import.meta.url))}`,
-        PROF_DIR: env.READ_CPU_PROF_DIR,
-      }
-    : {};
   const sys = await startSystem({
     root,
     mode: "embedded",
     port: await freePort(),
     dataDir: join(tmp, "data"),
-    env: profEnv,
+    env: cpuProfileEnv(env.READ_CPU_PROF_DIR),
   });
   const seed = await seedViaApi(sys.base, Number(env.BENCH_AGENTS ?? 50), Number(env.BENCH_POSTS ?? 300));
   await waitQuiet(sys.pid, { maxMs: 30_000 });

@@ -6,7 +6,7 @@
 // Env: BENCH_AGENTS (200), BENCH_POSTS (1000), BENCH_DURATION (10), BENCH_WARMUP (2),
 // BENCH_CONNECTIONS (50), VOTE_CPU_RUNS (1: loads measured back to back on one system),
 // VOTE_CPU_PROF_DIR (a folder: every process runs with --cpu-prof into it).
-import { freePort, startSystem } from "./lib/system.mjs";
+import { cpuProfileEnv, freePort, startSystem } from "./lib/system.mjs";
 import { createDistributedInfra } from "./lib/infra.mjs";
 import { cleanupAll, cleanupOnSignalsAndCrashes } from "./lib/cleanup.mjs";
 import { seedViaApi } from "./lib/api.mjs";
@@ -23,14 +23,13 @@ cleanupOnSignalsAndCrashes();
 let code = 0;
 try {
   const infra = await createDistributedInfra(env.DATABASE_URL, env.NATS_URL);
-  const infraEnv = { ...infra.env };
-  // node 20 refuses --cpu-prof in NODE_OPTIONS: a preloaded hook profiles between two SIGUSR2
-  if (env.VOTE_CPU_PROF_DIR)
-    Object.assign(infraEnv, {
-      NODE_OPTIONS: `--require ${fileURLToPath(new URL("./lib/cpu-profile-hook.cjs", import.meta.url))}`,
-      PROF_DIR: env.VOTE_CPU_PROF_DIR,
-    });
-  const sys = await startSystem({ root, mode: "distributed", port: await freePort(), infraEnv });
+  const sys = await startSystem({
+    root,
+    mode: "distributed",
+    port: await freePort(),
+    infraEnv: infra.env,
+    env: cpuProfileEnv(env.VOTE_CPU_PROF_DIR),
+  });
   const seed = await seedViaApi(sys.base, Number(env.BENCH_AGENTS ?? 200), Number(env.BENCH_POSTS ?? 1000));
   await waitQuiet(sys.pid, { maxMs: 30_000 });
   const oracle = voteOracle(seed.agents, seed.postIds);

@@ -52,6 +52,21 @@ function expectRateLimited(r: HttpResult, policy: string): void {
   expect(Math.abs(h.t - ra)).toBeLessThanOrEqual(1);
 }
 
+/**
+ * Sends `n` requests with `send`: each a 200 counted under `policy` with one request fewer left
+ * than the one before; then one more, a 429 of that policy.
+ */
+async function spendBudget(n: number, policy: string, send: () => Promise<HttpResult>): Promise<void> {
+  let last = n;
+  for (let i = 0; i < n; i++) {
+    const r = await send();
+    const rl = parseRateHeaders(r);
+    expect({ i, status: r.status, policy: rl.policy, r: rl.r }).toEqual({ i, status: 200, policy, r: last - 1 });
+    last = rl.r;
+  }
+  expectRateLimited(await send(), policy);
+}
+
 let ipSeq = 0;
 /** A fresh client address for one scenario (TEST-NET-3). */
 const newIp = () => `203.0.113.${++ipSeq}`;
@@ -133,19 +148,7 @@ describeReal("per-minute rate limits on the shared PostgreSQL store (real)", () 
     const ip = newIp();
     const h = { "x-forwarded-for": ip };
     // the first answer comes from the route and teaches the shortcut the URL; the rest from the shortcut
-    let last = ANON;
-    for (let i = 0; i < ANON; i++) {
-      const r = await req("GET", "/posts?sort=hot&limit=2", { headers: h });
-      const rl = parseRateHeaders(r);
-      expect({ i, status: r.status, policy: rl.policy, r: rl.r }).toEqual({
-        i,
-        status: 200,
-        policy: "anon",
-        r: last - 1,
-      });
-      last = rl.r;
-    }
-    expectRateLimited(await req("GET", "/posts?sort=hot&limit=2", { headers: h }), "anon");
+    await spendBudget(ANON, "anon", () => req("GET", "/posts?sort=hot&limit=2", { headers: h }));
     // another forwarded client behind the same (trusted) proxy has its own budget
     const other = await req("GET", "/posts?sort=hot&limit=2", { headers: { "x-forwarded-for": newIp() } });
     expect({ status: other.status, r: parseRateHeaders(other).r }).toEqual({ status: 200, r: ANON - 1 });
@@ -155,19 +158,7 @@ describeReal("per-minute rate limits on the shared PostgreSQL store (real)", () 
     const ip = newIp();
     const h = { "x-forwarded-for": ip };
     const agent = await joinAgent(sys, "shortcut-keyed", { headers: h });
-    let last = KEYED;
-    for (let i = 0; i < KEYED; i++) {
-      const r = await req("GET", "/posts?sort=hot&limit=3", { key: agent.apiKey, headers: h });
-      const rl = parseRateHeaders(r);
-      expect({ i, status: r.status, policy: rl.policy, r: rl.r }).toEqual({
-        i,
-        status: 200,
-        policy: "keyed",
-        r: last - 1,
-      });
-      last = rl.r;
-    }
-    expectRateLimited(await req("GET", "/posts?sort=hot&limit=3", { key: agent.apiKey, headers: h }), "keyed");
+    await spendBudget(KEYED, "keyed", () => req("GET", "/posts?sort=hot&limit=3", { key: agent.apiKey, headers: h }));
   });
 
   it("a web page counts once against its visitor: the page's own /v1 calls (docs/design/edge.md#web-pages) are not counted again, and a guessed page-call header is", async () => {

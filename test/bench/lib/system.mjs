@@ -5,6 +5,7 @@ import { spawn } from "node:child_process";
 import { readFileSync } from "node:fs";
 import net from "node:net";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { cleanupStarted, onCleanup } from "./cleanup.mjs";
 import { SERVICES } from "../../../packages/platform/dist/topology.js";
 import { statOf, treePids } from "./proctree.mjs";
@@ -41,6 +42,20 @@ function isFree(port) {
     s.once("error", () => resolve(false));
     s.listen(port, "127.0.0.1", () => s.close(() => resolve(true)));
   });
+}
+
+/**
+ * Env that makes every node process of a system under test write CPU profiles into `dir` between
+ * two SIGUSR2 (`lib/cpu-profile-hook.cjs`; node 20 refuses `--cpu-prof` in NODE_OPTIONS); `{}`
+ * without a `dir`.
+ * @param {string | undefined} dir
+ */
+export function cpuProfileEnv(dir) {
+  if (!dir) return {};
+  return {
+    NODE_OPTIONS: `--require ${fileURLToPath(new URL("./cpu-profile-hook.cjs", import.meta.url))}`,
+    PROF_DIR: dir,
+  };
 }
 
 /** Env of a child with every variable that would point it at outside infrastructure removed. */
