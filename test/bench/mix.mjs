@@ -857,7 +857,9 @@ try {
   log(`database ${infra.database}: migrations (first start)`);
   const first = await startSystem({ mode: "distributed", root, port: await freePort(), infraEnv: infra.env });
   await first.stop();
-  const sql = new pg.Client({ connectionString: infra.sqlUrl });
+  // search_path on the forum's schema, as its own connections have it: the posts' tag trigger
+  // (forum_count_post_tags) names tag_counts unqualified; every other statement here is qualified
+  const sql = new pg.Client({ connectionString: infra.sqlUrl, options: "-c search_path=forum" });
   sql.on("error", () => undefined);
   await sql.connect();
   onCleanup("close the bench:mix SQL client", () => sql.end());
