@@ -35,7 +35,12 @@ interface Harness {
  */
 const clock = { ms: 1_000 };
 
-async function harness(ttlMs = 60_000, maxBytes = 1 << 20, accessLog?: Writable): Promise<Harness> {
+async function harness(
+  ttlMs = 60_000,
+  maxBytes = 1 << 20,
+  accessLog?: Writable,
+  limiter = new RequestRateLimiter({ keyedPerMinute: 1e6, anonPerMinute: 1e6 }, { kind: "memory" }),
+): Promise<Harness> {
   clock.ms = 1_000;
   const cache = new ReadCache({ ttlMs, maxBytes, now: () => clock.ms });
   const produced = new Map<string, number>();
@@ -69,7 +74,7 @@ async function harness(ttlMs = 60_000, maxBytes = 1 << 20, accessLog?: Writable)
     const shortcut = readCacheShortcut(
       {
         reads: cache,
-        limiter: new RequestRateLimiter({ keyedPerMinute: 1e6, anonPerMinute: 1e6 }, { kind: "memory" }),
+        limiter,
         // this harness's routes take no keys (the keyed shortcut is tested in test/e2e/gateway-cache.test.ts)
         keys: { authenticate: () => Promise.reject(new Error("no keys here")) },
         loopbackPerAgent: false,
@@ -170,6 +175,30 @@ describe("ReadCache", () => {
     expect(lines[0]!.requestId).toBe("logged-1");
     expect(lines[1]!.requestId).toBe(c.headers.get("x-request-id"));
     expect(h.routed.get("/posts/p_1?x=1")).toBe(1);
+  });
+
+  it("a fault in the shortcut's counting leaves the request to the route, logged, and the process up", async () => {
+    const lines: Record<string, unknown>[] = [];
+    const sink = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        for (const l of chunk.toString("utf8").split("\n").filter(Boolean))
+          lines.push(JSON.parse(l) as Record<string, unknown>);
+        done();
+      },
+    });
+    const broken = new RequestRateLimiter({ keyedPerMinute: 10, anonPerMinute: 10 }, { kind: "memory" });
+    let faults = 0;
+    h = await harness(60_000, 1 << 20, sink, broken);
+    await fetch(`${h.url}/posts/p_3`);
+    broken.consume = () => {
+      faults++;
+      return Promise.reject(new Error("counter store fault"));
+    };
+    const r = await fetch(`${h.url}/posts/p_3`);
+    expect(r.status).toBe(200);
+    expect(faults).toBe(1);
+    expect(h.routed.get("/posts/p_3")).toBe(2);
+    await waitUntil("the fault logged", () => lines.find((l) => l.msg === "rate limiter failed; request not counted"));
   });
 
   it("the shortcut leaves to the route: a request with credentials or a body, an invalidated entry, a stale list, a long URL (docs/design/edge.md#read-cache-shortcut)", async () => {

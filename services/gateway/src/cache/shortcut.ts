@@ -81,45 +81,68 @@ export function readCacheShortcut(o: ShortcutOptions, app: RequestListener): Req
     const peer = req.socket.remoteAddress;
     const forwarded = req.headers["x-forwarded-for"] !== undefined;
     if (forwarded && !o.trust(peer, 0)) return app(req, res);
-    const started = process.hrtime.bigint();
-    const address = forwarded ? proxyaddr(req, o.trust) : peer;
-    const pageCall = isPageCall(req, secret);
-    const finish = (counted: CountedRequest, agent?: identity.Agent) => {
-      // the entry may have gone while the request was counted: then the route serves it
-      const entry = counted.allowed ? o.reads.shortcut(url, agent !== undefined) : undefined;
-      if (entry) return answer(req, res, entry, counted, started);
-      handOffCount(req, counted);
-      if (agent) handOffKey(res, { agent });
+    let handed = false;
+    const toApp = () => {
+      handed = true;
       app(req, res);
     };
-    const failed = (err: unknown) => {
+    serve(req, res, url, authorization, forwarded ? proxyaddr(req, o.trust) : peer, toApp).catch((err: unknown) => {
+      // a fault of ours must not take the process down: the app answers, or the connection ends
+      o.log.error({ err: String(err) }, "read-cache shortcut failed");
+      if (!handed && !res.headersSent) toApp();
+      else if (!res.writableEnded) res.destroy();
+    });
+  };
+
+  /** Resolves the key, counts the request, then answers from the entry or hands the request to the app. */
+  async function serve(
+    req: IncomingMessage,
+    res: ServerResponse,
+    url: string,
+    authorization: string | undefined,
+    address: string | undefined,
+    toApp: () => void,
+  ): Promise<void> {
+    const started = process.hrtime.bigint();
+    const line = o.accessLog ? accessLine(o.log, req, url.split("?", 1)[0]!) : undefined;
+    let agent: identity.Agent | undefined;
+    if (authorization !== undefined) {
+      const key = /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
+      if (key === undefined || !(key.startsWith(LIVE_KEY_PREFIX) || key.startsWith(ACCESS_TOKEN_PREFIX)))
+        return toApp();
+      try {
+        agent = await o.keys.authenticate(key);
+      } catch (error) {
+        handOffKey(res, { error });
+        return toApp();
+      }
+      // a suspended agent's key: the app counts it and answers 403 (http/auth.ts)
+      if (suspension(agent)) {
+        handOffKey(res, { agent });
+        return toApp();
+      }
+    }
+    const pageCall = isPageCall(req, secret);
+    let counted: CountedRequest;
+    try {
+      counted = agent
+        ? await countKeyed(o.limiter, agent.agentId, abuseSource(address, agent.agentId, o.loopbackPerAgent), pageCall)
+        : await countAnonymous(o.limiter, address, pageCall);
+    } catch (err) {
       // as rateLimit does: both stores failing is a bug, not an outage; the route answers uncounted
       o.log.error({ err: String(err) }, "rate limiter failed; request not counted");
-      app(req, res);
-    };
-    if (authorization === undefined) {
-      countAnonymous(o.limiter, address, pageCall).then((counted) => finish(counted), failed);
-      return;
+      if (agent) handOffKey(res, { agent });
+      return toApp();
     }
-    const key = /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
-    if (key === undefined || !(key.startsWith(LIVE_KEY_PREFIX) || key.startsWith(ACCESS_TOKEN_PREFIX)))
-      return app(req, res);
-    o.keys.authenticate(key).then(
-      (agent) => {
-        // a suspended agent's key: the app counts it and answers 403 (http/auth.ts)
-        if (suspension(agent)) {
-          handOffKey(res, { agent });
-          return app(req, res);
-        }
-        const source = abuseSource(address, agent.agentId, o.loopbackPerAgent);
-        countKeyed(o.limiter, agent.agentId, source, pageCall).then((counted) => finish(counted, agent), failed);
-      },
-      (error: unknown) => {
-        handOffKey(res, { error });
-        app(req, res);
-      },
-    );
-  };
+    // the entry may have gone while the request was counted: then the route serves it
+    const entry = counted.allowed ? o.reads.shortcut(url, agent !== undefined) : undefined;
+    if (!entry) {
+      handOffCount(req, counted);
+      if (agent) handOffKey(res, { agent });
+      return toApp();
+    }
+    answer(req, res, entry, counted, started, line);
+  }
 
   function answer(
     req: IncomingMessage,
@@ -127,13 +150,12 @@ export function readCacheShortcut(o: ShortcutOptions, app: RequestListener): Req
     entry: ShortcutEntry,
     counted: CountedRequest,
     started: bigint,
+    line: ReturnType<typeof accessLine>,
   ): void {
     o.reads.countHit();
     setHttpRoute(entry.route);
     const requestId = requestIdOf(req.headers["x-request-id"]);
     const limit = rateLimitHeaderValues(counted);
-    const path = (req.url ?? "").split("?", 1)[0]!;
-    const line = o.accessLog ? accessLine(o.log, req, path) : undefined;
     const headers = [
       ...hardening,
       "X-Request-Id",
