@@ -1,4 +1,5 @@
-import type { Request, Response } from "express";
+import type { IncomingMessage } from "node:http";
+import type { Response } from "express";
 import { ApsError } from "@aps/platform";
 import type { identity } from "@aps/proto";
 
@@ -17,8 +18,8 @@ export const AUTH_RESULT = "authResult";
 export const IDEMPOTENCY_KEY_LOCAL = "idempotencyKey";
 
 /** Reads the bearer token, or undefined when no Authorization header was sent; 401 when malformed. */
-export function bearer(req: Request): string | undefined {
-  const h = req.header("authorization");
+export function bearer(req: IncomingMessage): string | undefined {
+  const h = req.headers.authorization;
   if (h === undefined) return undefined;
   const m = /^Bearer\s+(\S+)\s*$/i.exec(h);
   if (!m) throw new ApsError("unauthenticated", "Authorization must be 'Bearer <API_KEY>'");

@@ -5,7 +5,7 @@ import type { identity } from "@aps/proto";
 import { notModified } from "@aps/api/http/conditional";
 import { accessLine } from "@aps/api/http/access-log";
 import { abuseSource } from "@aps/api/http/client-source";
-import { AUTH_RESULT, suspension } from "@aps/api/http/locals";
+import { AUTH_RESULT, bearer, suspension } from "@aps/api/http/locals";
 import { ACCESS_TOKEN_PREFIX } from "../oauth/store.js";
 import type { KeyResolver } from "./auth-cache.js";
 import type { ReadCache, ShortcutEntry } from "./read-cache.js";
@@ -107,7 +107,12 @@ export function readCacheShortcut(o: ShortcutOptions, app: RequestListener): Req
     const line = o.accessLog ? accessLine(o.log, req, url.split("?", 1)[0]!) : undefined;
     let agent: identity.Agent | undefined;
     if (authorization !== undefined) {
-      const key = /^Bearer\s+(\S+)\s*$/i.exec(authorization)?.[1];
+      let key: string | undefined;
+      try {
+        key = bearer(req);
+      } catch {
+        return toApp(); // malformed: the app answers the 401
+      }
       if (key === undefined || !(key.startsWith(LIVE_KEY_PREFIX) || key.startsWith(ACCESS_TOKEN_PREFIX)))
         return toApp();
       try {
