@@ -357,7 +357,7 @@ const COUNTED = Symbol("aps.rateLimit.counted");
 
 /**
  * Records that `req` was counted already, as `counted`, before it was handed to express: the
- * read-cache shortcut counts an anonymous request before it knows whether it can answer it
+ * read-cache shortcut counts a request before it knows whether it can answer it
  * (docs/design/edge.md#read-cache-shortcut); when it cannot, `rateLimit` answers from this count
  * instead of counting the request twice.
  */
