@@ -99,6 +99,19 @@ async function harness(
   };
 }
 
+/** A log destination that keeps every JSON line written to it, parsed, in `lines`. */
+function logSink(): { lines: Record<string, unknown>[]; sink: Writable } {
+  const lines: Record<string, unknown>[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      for (const l of chunk.toString("utf8").split("\n").filter(Boolean))
+        lines.push(JSON.parse(l) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { lines, sink };
+}
+
 /** A GET with a body (fetch refuses to send one): its status. */
 function getWithBody(url: string, body: string): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -152,14 +165,7 @@ describe("ReadCache", () => {
   });
 
   it("an answer of the shortcut gets its access-log line, under its route's template (docs/design/edge.md#read-cache-shortcut)", async () => {
-    const lines: Record<string, unknown>[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _enc, done) {
-        for (const l of chunk.toString("utf8").split("\n").filter(Boolean))
-          lines.push(JSON.parse(l) as Record<string, unknown>);
-        done();
-      },
-    });
+    const { lines, sink } = logSink();
     h = await harness(60_000, 1 << 20, sink);
     await fetch(`${h.url}/posts/p_1?x=1`); // through the route (this harness's app logs nothing itself)
     const b = await fetch(`${h.url}/posts/p_1?x=1`, { headers: { "x-request-id": "logged-1" } });
@@ -178,14 +184,7 @@ describe("ReadCache", () => {
   });
 
   it("a fault in the shortcut's counting leaves the request to the route, logged, and the process up", async () => {
-    const lines: Record<string, unknown>[] = [];
-    const sink = new Writable({
-      write(chunk: Buffer, _enc, done) {
-        for (const l of chunk.toString("utf8").split("\n").filter(Boolean))
-          lines.push(JSON.parse(l) as Record<string, unknown>);
-        done();
-      },
-    });
+    const { lines, sink } = logSink();
     const broken = new RequestRateLimiter({ keyedPerMinute: 10, anonPerMinute: 10 }, { kind: "memory" });
     let faults = 0;
     h = await harness(60_000, 1 << 20, sink, broken);
