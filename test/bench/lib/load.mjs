@@ -30,17 +30,18 @@ export const LOAD = {
  * @param {string} origin `http://127.0.0.1:<port>`
  * @param {object} request one autocannon request: `{ method, path, headers, body, setupRequest, onResponse }`
  *   (`setupRequest(req, context)` may change path/body/headers per request).
- * @param {{ duration?: number, warmup?: number, verify?: (body: string, path: string) => boolean }} [opts]
- *   overrides of LOAD for this load; `verify` checks the body of every 2xx answer of the measured
+ * @param {{ duration?: number, warmup?: number, rate?: number, verify?: (body: string, path: string) => boolean }} [opts]
+ *   overrides of LOAD for this load; `rate`: requests per second of all connections together
+ *   (autocannon's `overallRate`; absent: as fast as answers come); `verify` checks the body of every 2xx answer of the measured
  *   run against the path it was sent to (a figure for wrong content is no figure)
  * @returns {Promise<LoadResult>}
  */
 export async function load(origin, request, opts = {}) {
   const warmup = opts.warmup ?? LOAD.warmup;
-  if (warmup > 0) await run(origin, request, warmup);
+  if (warmup > 0) await run(origin, request, warmup, opts.rate);
   const counts = { checked: 0, wrong: 0 };
   const measured = opts.verify ? verifying(request, opts.verify, counts) : request;
-  const r = await run(origin, measured, opts.duration ?? LOAD.duration);
+  const r = await run(origin, measured, opts.duration ?? LOAD.duration, opts.rate);
   const ok = r["2xx"];
   return {
     reqPerSec: round(ok / r.duration, 1),
@@ -83,9 +84,15 @@ function verifying(request, verify, counts) {
   };
 }
 
-/** One autocannon run; rejects on an autocannon error. */
-function run(origin, request, duration) {
-  return autocannon({ url: origin, connections: LOAD.connections, duration, requests: [request] });
+/** One autocannon run, at `rate` requests/s overall when given; rejects on an autocannon error. */
+function run(origin, request, duration, rate) {
+  return autocannon({
+    url: origin,
+    connections: LOAD.connections,
+    duration,
+    requests: [request],
+    ...(rate ? { overallRate: rate } : {}),
+  });
 }
 
 /**

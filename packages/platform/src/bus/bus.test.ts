@@ -455,50 +455,58 @@ describe.each(flavours)("EventBus contract: $name", (flavour) => {
     await lagReaches(0);
   });
 
-  if (flavour.durableAcrossStops) {
-    it("handles up to `concurrency` events of a subject at once, acknowledging each after its handler (docs/design/events.md#consumers)", async () => {
-      const subject = `${p}.forum.vote_cast`;
-      let active = 0;
-      let most = 0;
-      let release: () => void = () => undefined;
-      const gate = new Promise<void>((r) => (release = r));
-      const deliveries = new Map<string, number>();
-      // a run that never has 4 at once fails below, and its held handlers are let go with it
-      afterGate = release;
-      const done = new Set<string>();
-      const events = Array.from({ length: 20 }, () => event(subject));
-      const failOnce = events[5]!.eventId;
-      // All 20 stored before the consumer starts: its first pull takes them in one batch, so 4 can
-      // be in hand at once whatever the machine's pace (a pull that ended with fewer would hold them
-      // on the gate for good).
-      for (const e of events) await h.bus.publish(e);
-      subs.push(
-        await h.bus.consume({
-          durable: "at-once",
-          subjects: [subject],
-          concurrency: { [subject]: 4 },
-          handler: async (e) => {
-            deliveries.set(e.eventId, (deliveries.get(e.eventId) ?? 0) + 1);
-            active++;
-            most = Math.max(most, active);
-            if (active >= 4) release();
-            await gate;
-            active--;
-            if (e.eventId === failOnce && deliveries.get(e.eventId) === 1) throw new Error("transient failure");
-            done.add(e.eventId);
-          },
-        }),
-      );
-      await waitFor("4 handlers running at once", () => most >= 4, 15_000);
-      await waitFor("every event handled", () => done.size === 20, 15_000);
-      // every delivery acknowledged: no further delivery can come
-      await settled(h.bus);
-      expect(most).toBe(4);
-      expect(deliveries.get(failOnce)).toBe(2);
-      expect([...deliveries.values()].reduce((x, y) => x + y, 0)).toBe(21);
-      expect(await (h.bus as JetStreamBus).pending()).toEqual({ "at-once": 0 });
-    });
+  it("handles up to `concurrency` events of a subject at once, acknowledging each after its handler (docs/design/events.md#consumers)", async () => {
+    const subject = `${p}.forum.vote_cast`;
+    let active = 0;
+    let most = 0;
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((r) => (release = r));
+    const deliveries = new Map<string, number>();
+    // a run that never has 4 at once fails below, and its held handlers are let go with it
+    afterGate = release;
+    const done = new Set<string>();
+    const events = Array.from({ length: 20 }, () => event(subject));
+    const failOnce = events[5]!.eventId;
+    const started: string[] = [];
+    // JetStream: all 20 stored before the consumer starts, so its first pull takes them in one
+    // batch and 4 can be in hand at once whatever the machine's pace (a pull that ended with fewer
+    // would hold them on the gate for good). The in-process bus keeps nothing for a consumer not
+    // yet running: there the 20 are published at once after it started.
+    if (flavour.durableAcrossStops) for (const e of events) await h.bus.publish(e);
+    subs.push(
+      await h.bus.consume({
+        durable: "at-once",
+        subjects: [subject],
+        concurrency: { [subject]: 4 },
+        handler: async (e) => {
+          deliveries.set(e.eventId, (deliveries.get(e.eventId) ?? 0) + 1);
+          started.push(e.eventId);
+          active++;
+          most = Math.max(most, active);
+          if (active >= 4) release();
+          await gate;
+          active--;
+          if (e.eventId === failOnce && deliveries.get(e.eventId) === 1) throw new Error("transient failure");
+          done.add(e.eventId);
+        },
+      }),
+    );
+    const published = flavour.durableAcrossStops ? Promise.resolve() : Promise.all(events.map((e) => h.bus.publish(e)));
+    await waitFor("4 handlers running at once", () => most >= 4, 15_000);
+    await waitFor("every event handled", () => done.size === 20, 15_000);
+    await published;
+    // every delivery acknowledged: no further delivery can come
+    await settled(h.bus);
+    expect(most).toBe(4);
+    expect(deliveries.get(failOnce)).toBe(2);
+    expect([...deliveries.values()].reduce((x, y) => x + y, 0)).toBe(21);
+    expect(await (h.bus as JetStreamBus).pending()).toEqual({ "at-once": 0 });
+    // first deliveries start in publish order (the stream's order)
+    const firsts = started.filter((id, i) => started.indexOf(id) === i);
+    expect(firsts).toEqual(events.map((e) => e.eventId));
+  });
 
+  if (flavour.durableAcrossStops) {
     it("an ephemeral subscription creates no consumer on the stream", async () => {
       const js = h.bus as JetStreamBus;
       subs.push(await js.subscribe([`${p}.>`], () => undefined));

@@ -16,18 +16,30 @@ export const IN_PROCESS_REDELIVERY: RedeliveryPolicy = { baseDelayMs: 250, maxDe
 
 interface Registered {
   spec: ConsumerSpec;
+  /** The chain of this consumer's one-at-a-time deliveries, in publish order. */
   queue: Promise<void>;
+  /** Subjects handled several at once (ConsumerSpec.concurrency), by subject filter. */
+  lanes: Map<string, Lane>;
+  /** Deliveries of those lanes being handled or waiting for a place. */
+  atOnce: Set<Promise<void>>;
   stopped: boolean;
   /** Deliveries queued for this consumer or being handled (retries included). */
   pending: number;
-  /** Ends the backoff wait in progress (set while waiting). */
-  wake?: () => void;
+  /** End the backoff waits in progress. */
+  wakes: Set<() => void>;
+}
+
+/** Places of one subject filter handled at once: how many are taken, and who waits, in publish order. */
+interface Lane {
+  running: number;
+  waiting: (() => void)[];
 }
 
 /**
  * The in-process event bus of the all-in-one mode. Same contract as JetStream (docs/design/services.md#two-ways-to-run):
  * duplicate `eventId`s within the dedupe window are dropped; every consumer gets each event at
- * least once, in publish order, with redelivery on failure — exponential backoff, without limit
+ * least once, in publish order — except the subjects of its `concurrency`, up to that many of which
+ * it handles at once, started in publish order, as JetStream does (docs/design/events.md#consumers) — with redelivery on failure — exponential backoff, without limit
  * for outage errors — and poison events parked in an in-memory dead-letter queue (also logged
  * with their payload; docs/design/events.md#redelivery). `publish` resolves only when every consumer has handled or
  * parked the event, and rejects when a consumer is stopped first, so the outbox row stays
@@ -90,11 +102,38 @@ export class InProcessBus implements EventBus {
     await Promise.all(deliveries);
   }
 
-  /** Appends a delivery to the consumer's queue; the promise rejects when the consumer stopped first. */
+  /**
+   * Appends a delivery to the consumer's queue, or to its subject's lane when the consumer handles
+   * that subject several at once; the promise rejects when the consumer stopped first.
+   */
   private enqueue(reg: Registered, event: BusEvent): Promise<void> {
     reg.pending++;
-    const delivery = reg.queue.then(() => this.deliver(reg, event)).finally(() => void reg.pending--);
-    reg.queue = delivery.catch(() => undefined);
+    const filter = reg.spec.subjects.find((f) => subjectMatches(f, event.subject));
+    const parallel = Math.max(1, Math.floor((filter === undefined ? undefined : reg.spec.concurrency?.[filter]) ?? 1));
+    if (parallel === 1) {
+      const delivery = reg.queue.then(() => this.deliver(reg, event)).finally(() => void reg.pending--);
+      reg.queue = delivery.catch(() => undefined);
+      return delivery;
+    }
+    let lane = reg.lanes.get(filter!);
+    if (!lane) reg.lanes.set(filter!, (lane = { running: 0, waiting: [] }));
+    const place = lane;
+    const taken =
+      place.running < parallel
+        ? (place.running++, Promise.resolve())
+        : new Promise<void>((resolve) => place.waiting.push(resolve));
+    const delivery = taken
+      .then(() => this.deliver(reg, event))
+      .finally(() => {
+        reg.pending--;
+        // the place goes to the next waiting delivery, in publish order
+        const next = place.waiting.shift();
+        if (next) next();
+        else place.running--;
+      });
+    const settled = delivery.catch(() => undefined);
+    reg.atOnce.add(settled);
+    void settled.then(() => reg.atOnce.delete(settled));
     return delivery;
   }
 
@@ -122,10 +161,10 @@ export class InProcessBus implements EventBus {
           return;
         }
         await new Promise<void>((r) => {
-          const t = setTimeout(r, decision.delayMs);
-          reg.wake = () => (clearTimeout(t), r());
+          const wake = () => (clearTimeout(t), reg.wakes.delete(wake), r());
+          const t = setTimeout(wake, decision.delayMs);
+          reg.wakes.add(wake);
         });
-        reg.wake = undefined;
       }
     }
     throw new Error(`consumer ${reg.spec.durable} stopped before handling ${event.eventId}`);
@@ -187,14 +226,22 @@ export class InProcessBus implements EventBus {
   }
 
   async consume(spec: ConsumerSpec): Promise<Subscription> {
-    const reg: Registered = { spec, queue: Promise.resolve(), stopped: false, pending: 0 };
+    const reg: Registered = {
+      spec,
+      queue: Promise.resolve(),
+      lanes: new Map(),
+      atOnce: new Set(),
+      stopped: false,
+      pending: 0,
+      wakes: new Set(),
+    };
     this.consumers.set(spec.durable, reg);
     return {
       stop: async () => {
         reg.stopped = true;
-        reg.wake?.();
+        for (const wake of [...reg.wakes]) wake();
         this.consumers.delete(spec.durable);
-        await reg.queue;
+        await Promise.all([reg.queue, ...reg.atOnce]);
       },
     };
   }
@@ -217,7 +264,13 @@ export class InProcessBus implements EventBus {
     this.unregisterDeadLetters();
     this.unregisterLag();
     this.listeners.clear();
-    await Promise.all([...this.consumers.values()].map((r) => ((r.stopped = true), r.wake?.(), r.queue)));
+    await Promise.all(
+      [...this.consumers.values()].map((r) => {
+        r.stopped = true;
+        for (const wake of [...r.wakes]) wake();
+        return Promise.all([r.queue, ...r.atOnce]);
+      }),
+    );
     this.consumers.clear();
   }
 }

@@ -40,7 +40,8 @@ export interface ConsumerSpec {
    * Events of a subject (a key: one of `subjects`) handled at once, at most (default 1: one after
    * another, in the stream's order). Only for subjects whose handler does not depend on the order
    * of its events (docs/design/events.md#consumers); each event is still acknowledged only after its handler
-   * succeeded. A bus may handle fewer at once (the in-process bus: one).
+   * succeeded. Both buses honour it (JetStream per pull of a subject, the in-process bus per
+   * subject filter).
    */
   concurrency?: Readonly<Record<string, number>>;
 }
