@@ -187,10 +187,9 @@ export async function startKnowledge(
           await engine.upsert(page.map((post) => postDocument(post, statusOf(post.id, post.status))));
           n += page.length;
           startup.rebuiltPosts += page.length;
-          // then each post's visible comments (docs/design/search-and-translation.md#comments-in-search)
-          for (const post of page)
-            for await (const comments of commentsOf(forumClient, post))
-              if (comments.length > 0) await engine.upsert(comments.map(commentDocument));
+          // then the page's visible comments (docs/design/search-and-translation.md#comments-in-search)
+          for await (const comments of commentsOf(forumClient, page))
+            if (comments.length > 0) await engine.upsert(comments.map(commentDocument));
         }
         await engine.checkpoint?.();
         log.info({ posts: n, engine: engine.name }, "knowledge index rebuilt");

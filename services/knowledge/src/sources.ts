@@ -60,14 +60,16 @@ export function withStatus(tags: string[], status: string): string[] | undefined
 }
 
 /**
- * The visible comments of `post` (none read when it has none), page by page in the order written:
- * what a rebuild indexes after the post (docs/design/search-and-translation.md#comments-in-search).
+ * The visible comments of `posts` (a page of at most 100; those with none are not asked for), 100
+ * at a time in the order written, one ListComments call per 100 comments, not per post: what a
+ * rebuild indexes after each page of posts (docs/design/search-and-translation.md#comments-in-search).
  */
-export async function* commentsOf(client: ForumClient, post: forum.Post): AsyncGenerator<forum.Comment[]> {
-  if (post.commentCount === 0) return;
+export async function* commentsOf(client: ForumClient, posts: forum.Post[]): AsyncGenerator<forum.Comment[]> {
+  const postIds = posts.filter((p) => p.commentCount > 0).map((p) => p.id);
+  if (postIds.length === 0) return;
   let cursor = "";
   do {
-    const page = await client.listComments({ postId: post.id, limit: 100, cursor });
+    const page = await client.listComments({ postId: "", postIds, limit: 100, cursor });
     yield page.items.filter((c) => !c.hiddenAt);
     cursor = page.nextCursor;
   } while (cursor);

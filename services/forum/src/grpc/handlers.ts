@@ -86,11 +86,18 @@ const createComment = z.object({
   body: text(1, LIMITS.commentChars),
   parentId: z.union([z.literal(""), z.string().regex(/^c_[0-9A-HJKMNP-TV-Z]{26}$/, "parentId: c_ + ULID")]),
 });
-const listComments = z.object({
-  postId: id,
-  limit: z.number().int().min(1).max(LIMITS.listMax),
-  cursor: z.string().max(512),
-});
+/** One post's comments (`postId`), or those of a page of posts (`postIds`, 1–100 ids): exactly one of the two. */
+const listComments = z
+  .object({
+    postId: z.union([z.literal(""), id]),
+    postIds: z.array(id).max(LIMITS.listMax),
+    limit: z.number().int().min(1).max(LIMITS.listMax),
+    cursor: z.string().max(512),
+  })
+  .refine((r) => (r.postId === "") !== (r.postIds.length === 0), {
+    message: "give postId or postIds (1–100 ids), not both",
+    path: ["postIds"],
+  });
 /** Owner moderation (docs/design/identity-and-abuse.md#hiding-posts-and-comments): hiding needs a reason, showing again takes none. */
 const moderate = z
   .object({ id, hidden: z.boolean(), reason: z.string().max(LIMITS.reasonChars) })
@@ -237,6 +244,7 @@ export function forumHandlers(repo: ForumRepository, log: Logger, flags?: FlagSt
     }),
     listComments: unary(log, async (req: forum.ListCommentsRequest) => {
       const r = parseRequest(listComments, req);
+      if (r.postIds.length > 0) return repo.listCommentsOfPosts(r.postIds, r.limit, r.cursor);
       return repo.listComments(r.postId, r.limit, r.cursor);
     }),
     castVote: unary(log, (req: forum.CastVoteRequest) => castOneVote(req)),

@@ -485,6 +485,25 @@ export class ForumRepository {
   }
 
   /**
+   * The comments of several posts (`postIds`; an absent post has none), by comment id, `limit` per
+   * page, after `cursor` (a cursor of this list, "" = from the first): one query for a page of posts,
+   * as the search index's rebuild reads them (docs/design/search-and-translation.md#resume-and-rebuild).
+   * Hidden comments are included, as in `listComments`. Uses the index `comments (post_id, id)`.
+   */
+  async listCommentsOfPosts(postIds: string[], limit: number, cursor: string): Promise<forum.ListCommentsResponse> {
+    const from = cursor ? decodeCursor(cursor, "new").id : "";
+    const r = await this.pool.query<CommentRow>(
+      "SELECT * FROM comments WHERE post_id = ANY($1::text[]) AND id > $2 ORDER BY id LIMIT $3",
+      [postIds, from, limit + 1],
+    );
+    const more = r.rows.length > limit;
+    const rows = more ? r.rows.slice(0, limit) : r.rows;
+    const last = rows[rows.length - 1];
+    const after = last ? encodeCursor({ sort: "new", id: last.id }) : cursor;
+    return { items: rows.map(toComment), nextCursor: more ? after : "", resumeCursor: more ? "" : after };
+  }
+
+  /**
    * Records or changes `voterId`'s vote (1 | -1) on a post (seed: one per identity, changeable).
    * Each vote is the SQL function `cast_vote` (store/functions/cast_vote.sql, docs/design/votes-and-heat.md#the-vote-statement, docs/design/services.md#sql-functions-in-files): the votes
    * row, the history row (docs/design/council.md#sagacity-awards), the tallies and heat, the heat rule (docs/design/votes-and-heat.md#the-agenda-rule) and

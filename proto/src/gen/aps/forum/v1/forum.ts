@@ -345,6 +345,12 @@ export interface ListCommentsRequest {
   postId: string;
   limit: number;
   cursor: string;
+  /**
+   * Instead of post_id: the comments of these posts (1–100 ids; an absent post has none), by
+   * comment id, paged by cursor like one post's — one call for a page of posts, as the search
+   * index's rebuild reads them (docs/design/search-and-translation.md#resume-and-rebuild).
+   */
+  postIds: string[];
 }
 
 export interface ListCommentsResponse {
@@ -4635,7 +4641,7 @@ export const ModerateCommentRequest: MessageFns<ModerateCommentRequest> = {
 };
 
 function createBaseListCommentsRequest(): ListCommentsRequest {
-  return { postId: "", limit: 0, cursor: "" };
+  return { postId: "", limit: 0, cursor: "", postIds: [] };
 }
 
 export const ListCommentsRequest: MessageFns<ListCommentsRequest> = {
@@ -4648,6 +4654,9 @@ export const ListCommentsRequest: MessageFns<ListCommentsRequest> = {
     }
     if (message.cursor !== "") {
       writer.uint32(26).string(message.cursor);
+    }
+    for (const v of message.postIds) {
+      writer.uint32(34).string(v!);
     }
     return writer;
   },
@@ -4689,6 +4698,14 @@ export const ListCommentsRequest: MessageFns<ListCommentsRequest> = {
             message.cursor = reader.string();
             continue;
           }
+          case 4: {
+            if (tag !== 34) {
+              break;
+            }
+
+            message.postIds.push(reader.string());
+            continue;
+          }
         }
         if ((tag & 7) === 4 || tag === 0) {
           break;
@@ -4710,6 +4727,11 @@ export const ListCommentsRequest: MessageFns<ListCommentsRequest> = {
         : "",
       limit: isSet(object.limit) ? globalThis.Number(object.limit) : 0,
       cursor: isSet(object.cursor) ? globalThis.String(object.cursor) : "",
+      postIds: globalThis.Array.isArray(object?.postIds)
+        ? object.postIds.map((e: any) => globalThis.String(e))
+        : globalThis.Array.isArray(object?.post_ids)
+        ? object.post_ids.map((e: any) => globalThis.String(e))
+        : [],
     };
   },
 
@@ -4724,6 +4746,9 @@ export const ListCommentsRequest: MessageFns<ListCommentsRequest> = {
     if (message.cursor !== "") {
       obj.cursor = message.cursor;
     }
+    if (message.postIds?.length) {
+      obj.postIds = message.postIds;
+    }
     return obj;
   },
 
@@ -4735,6 +4760,7 @@ export const ListCommentsRequest: MessageFns<ListCommentsRequest> = {
     message.postId = object.postId ?? "";
     message.limit = object.limit ?? 0;
     message.cursor = object.cursor ?? "";
+    message.postIds = object.postIds?.map((e) => e) || [];
     return message;
   },
 };
