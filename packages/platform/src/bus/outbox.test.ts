@@ -154,6 +154,8 @@ function watched(pool: pg.Pool) {
     }),
     passes: () => queries.filter(isPass).length,
     passEnded: () => queries.some((q) => isPass(q) && q.endedAt !== undefined),
+    /** True when the last pass begun has ended. */
+    lastPassEnded: () => queries.filter(isPass).at(-1)?.endedAt !== undefined,
     endOf: (sql: string) => queries.find((q) => q.sql.startsWith(sql) && q.endedAt !== undefined)?.endedAt,
   };
 }
@@ -391,6 +393,35 @@ const text = (b: Uint8Array) => new TextDecoder().decode(b);
       await waitFor("a pass after the backlog emptied", () => w.passes() > emptied);
       await r.stop();
       expect(bus.published.map((e) => e.eventId)).toEqual(ids);
+    });
+
+    it("relays a burst smaller than a batch with one pass, and follows a full pass with another (docs/design/events.md#relay)", async () => {
+      const bus = new RecordingBus();
+      const w = watched(db.pool);
+      const enqueue = (n: number) =>
+        withTransaction(db.pool, async (tx) => {
+          for (let i = 0; i < n; i++)
+            await enqueueEvent(tx, { subject: "forum.comment_added", payload: bytes(`b${i}`) });
+        });
+      /** Passes of a started relay's burst of `n` rows after one wake, counted once it stopped (a stop awaits the loop in flight). */
+      const passesOfBurst = async (n: number) => {
+        const r = relay(bus, { pollMs: 60_000, batchSize: 3 }, w.pool);
+        const started = w.passes();
+        r.start();
+        await waitFor("the start's pass", () => w.passes() > started && w.lastPassEnded());
+        const before = w.passes();
+        const published = bus.published.length;
+        await enqueue(n);
+        r.notify();
+        await waitFor(`${n} publishes`, () => bus.published.length === published + n, 5_000);
+        await waitFor("an empty backlog", async () => (await r.backlog()) === 0);
+        await r.stop();
+        return w.passes() - before;
+      };
+      // two rows, one wake: one pass, no empty pass after it
+      expect(await passesOfBurst(2)).toBe(1);
+      // seven rows, one wake: full, full, then the last row's pass (3 + 3 + 1)
+      expect(await passesOfBurst(7)).toBe(3);
     });
 
     it("loses nothing and retries until everything is published when the bus rejects (failing bus stub)", async () => {

@@ -227,10 +227,15 @@ export class OutboxRelay {
     let next = this.opts.pollMs ?? 5_000;
     try {
       let n: number;
+      // Another pass only when this one was full or a commit woke the relay meanwhile: a pass that
+      // found fewer rows than a batch saw every row committed before it, and a row committed after
+      // its SELECT comes with its own wake (or, from another replica, with the safety poll) — so
+      // no empty SELECT closes each burst (docs/design/events.md#relay).
+      const batch = this.opts.batchSize ?? 100;
       do {
         this.wake = false;
         n = await this.pass().finally(() => this.endPass());
-      } while (!this.stopped && (n > 0 || this.wake));
+      } while (!this.stopped && (n >= batch || this.wake));
       this.failures = 0;
     } catch (err) {
       this.failures++;
