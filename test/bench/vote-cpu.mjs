@@ -42,6 +42,12 @@ try {
 }
 process.exit(code);
 
+/** Prints one measured load: its rate, p99, answers, and `cpu` (CPU ms per vote by process). */
+function printRun(run, r, cpu) {
+  const n = r.ok + r.non2xx;
+  console.log(JSON.stringify({ run, votesPerSec: r.reqPerSec, p99: r.p99, n, non2xx: r.non2xx, ...cpu }));
+}
+
 /**
  * CPU seconds of `pid` (utime + stime) and, with `reaped`, of its exited children it waited for
  * (cutime + cstime: a PostgreSQL backend that ended during the load), 0 when gone.
@@ -100,18 +106,11 @@ async function embedded() {
       const idleShare = (b.at - a.at) / (i1.at - i0.at);
       const node = (b.node - a.node - (i1.node - i0.node) * idleShare) * 1000;
       const tree = (b.tree - a.tree - (i1.tree - i0.tree) * idleShare) * 1000;
-      console.log(
-        JSON.stringify({
-          run: i,
-          votesPerSec: r.reqPerSec,
-          p99: r.p99,
-          n,
-          non2xx: r.non2xx,
-          treeMs: +(tree / n).toFixed(3),
-          nodeMs: +(node / n).toFixed(3),
-          postgresMs: +((tree - node) / n).toFixed(3),
-        }),
-      );
+      printRun(i, r, {
+        treeMs: +(tree / n).toFixed(3),
+        nodeMs: +(node / n).toFixed(3),
+        postgresMs: +((tree - node) / n).toFixed(3),
+      });
     }
     await oracle.settle(sys.base);
     const tally = await checkTallies(sys.base, oracle.expected());
@@ -188,17 +187,7 @@ async function distributed() {
       Object.entries(idlePer).map(([k, v]) => [k, +((v / idle.wallMs) * 1000).toFixed(1)]),
     );
     console.log(JSON.stringify({ run: i, idleMsPerS }));
-    console.log(
-      JSON.stringify({
-        run: i,
-        votesPerSec: r.reqPerSec,
-        p99: r.p99,
-        n,
-        non2xx: r.non2xx,
-        totalMs: +(total / n).toFixed(3),
-        ...row,
-      }),
-    );
+    printRun(i, r, { totalMs: +(total / n).toFixed(3), ...row });
   }
   await oracle.settle(sys.base);
   const tally = await checkTallies(sys.base, oracle.expected());

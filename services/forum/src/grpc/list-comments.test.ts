@@ -1,19 +1,14 @@
 import {
   ApsError,
   createLogger,
-  migrate,
   serviceClient,
-  type ForumClient,
-  openDatabase,
-  PLATFORM_MIGRATIONS_DIR,
   startGrpcServer,
-  type Database,
+  type ForumClient,
   type RunningGrpcServer,
 } from "@aps/platform";
 import { forum } from "@aps/proto";
-import { createTestDatabase, hasPostgres, SetClock, type TestDatabase } from "@aps/testkit";
-import { ForumRepository } from "../store/repository.js";
-import { FUNCTIONS_DIR, MIGRATIONS_DIR } from "../store/paths.js";
+import { hasPostgres, SetClock } from "@aps/testkit";
+import { forumTestStore, type ForumTestStore } from "../store/store.fixture.js";
 import { forumHandlers } from "./handlers.js";
 
 /**
@@ -27,24 +22,14 @@ const pgUp = await hasPostgres();
 const ABSENT_POST = "p_00000000000000000000000000";
 
 (pgUp ? describe : describe.skip)("ListComments of several posts (SKIPPED when no PostgreSQL is reachable)", () => {
-  let tdb: TestDatabase;
-  let db: Database;
+  let store: ForumTestStore;
   let server: RunningGrpcServer;
   let client: ForumClient;
-  let repo: ForumRepository;
   const author = { agentId: "ag_author", name: "Author" };
 
   beforeAll(async () => {
-    tdb = await createTestDatabase();
-    db = await openDatabase({ url: tdb.url, schema: "forum", poolSize: 4, log });
-    await migrate(db, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], log, { functionsDir: FUNCTIONS_DIR });
-    repo = new ForumRepository(
-      db.pool,
-      new SetClock(new Date("2026-03-01T12:00:00Z")),
-      { postsPerDay: 1e6, commentsPerDay: 1e6, agendaMinScore: 1_000, agendaSize: 10 },
-      () => undefined,
-    );
-    const handlers = forumHandlers(repo, log);
+    store = await forumTestStore("forum-list-comments-test", new SetClock(new Date("2026-03-01T12:00:00Z")));
+    const handlers = forumHandlers(store.repo, log);
     server = await startGrpcServer(
       "127.0.0.1:0",
       [
@@ -61,18 +46,17 @@ const ABSENT_POST = "p_00000000000000000000000000";
   afterAll(async () => {
     client?.close();
     await server?.shutdown(1_000);
-    await db?.close();
-    await tdb?.drop();
+    await store?.drop();
   });
 
   it("pages through the comments of the posts asked for, in id order, and of no other", async () => {
     const posts = [];
-    for (let i = 0; i < 3; i++) posts.push(await repo.createPost(author, `Post ${i}`, "Body.", true));
+    for (let i = 0; i < 3; i++) posts.push(await store.repo.createPost(author, `Post ${i}`, "Body.", true));
     const written = new Map<string, string>(); // comment id → post id
     // interleaved, so that one post's comments are not one run of ids
     for (let round = 0; round < 4; round++)
       for (const p of posts) {
-        const c = await repo.createComment(p.id, { agentId: `ag_r${round}`, name: "Reader" }, `Round ${round}.`);
+        const c = await store.repo.createComment(p.id, { agentId: `ag_r${round}`, name: "Reader" }, `Round ${round}.`);
         written.set(c.id, p.id);
       }
     const asked = [posts[0]!.id, posts[2]!.id, ABSENT_POST];
@@ -92,7 +76,7 @@ const ABSENT_POST = "p_00000000000000000000000000";
   });
 
   it("answers an empty page for posts that have no comment or do not exist", async () => {
-    const lone = await repo.createPost(author, "Lone", "Nobody answered.", false);
+    const lone = await store.repo.createPost(author, "Lone", "Nobody answered.", false);
     const page = await client.listComments({ postId: "", postIds: [lone.id, ABSENT_POST], limit: 10, cursor: "" });
     expect([page.items, page.nextCursor]).toEqual([[], ""]);
   });
