@@ -34,6 +34,9 @@ import { POST_COLUMNS, toComment, toPost, type CommentRow, type PostRow } from "
 
 export { HIDDEN_TITLE } from "./rows.js";
 
+/** What a read runs its statements on: the pool, or one connection checked out of it. */
+type Queryable = Pick<pg.Pool, "query">;
+
 /** Daily limits per identity (docs/design/edge.md#request-path). */
 export interface ForumLimits {
   postsPerDay: number;
@@ -202,31 +205,37 @@ export class ForumRepository {
    * place a post's status to show is computed.
    */
   async getPost(id: string, viewerId: string, commentLimit = 50): Promise<forum.PostDetail> {
-    const [r, kase] = await Promise.all([
-      this.pool.query<PostRow>(`SELECT ${POST_COLUMNS} FROM posts WHERE id = $1`, [id]),
-      this.cases.find(id),
-    ]);
-    if (!r.rows[0]) throw new ApsError("not_found", `post ${id} not found`);
-    const comments = await this.listComments(id, commentLimit, "");
-    let myVote = 0;
-    if (viewerId) {
-      const v = await this.pool.query<{ vote: number }>("SELECT vote FROM votes WHERE post_id = $1 AND agent_id = $2", [
-        id,
-        viewerId,
-      ]);
-      myVote = v.rows[0]?.vote ?? 0;
+    // One connection for the whole detail, its statements one after another: under a saturated
+    // pool the read waits for a connection once, not once per statement — seven waits in a row
+    // passed the callers' 10 s deadline on a 2-core host at 50 requests/s (docs/design/operations.md#connection-budget-and-pgbouncer).
+    const q = await this.pool.connect();
+    try {
+      const r = await q.query<PostRow>(`SELECT ${POST_COLUMNS} FROM posts WHERE id = $1`, [id]);
+      if (!r.rows[0]) throw new ApsError("not_found", `post ${id} not found`);
+      const kase = await this.cases.find(id, q);
+      const comments = await this.listComments(id, commentLimit, "", q);
+      let myVote = 0;
+      if (viewerId) {
+        const v = await q.query<{ vote: number }>("SELECT vote FROM votes WHERE post_id = $1 AND agent_id = $2", [
+          id,
+          viewerId,
+        ]);
+        myVote = v.rows[0]?.vote ?? 0;
+      }
+      const post = toPost(r.rows[0]);
+      return {
+        post: { ...post, status: effectiveStatus(post.status, kase?.status) },
+        comments: comments.items,
+        commentsNextCursor: comments.nextCursor,
+        myVote,
+        events: [],
+        case: kase,
+        voteReasons: await this.voteReasons(id, VOTE_REASONS_SHOWN, q),
+        duplicates: post.duplicateCount > 0 ? await this.duplicatesOf(id, DUPLICATES_SHOWN, q) : [],
+      };
+    } finally {
+      q.release();
     }
-    const post = toPost(r.rows[0]);
-    return {
-      post: { ...post, status: effectiveStatus(post.status, kase?.status) },
-      comments: comments.items,
-      commentsNextCursor: comments.nextCursor,
-      myVote,
-      events: [],
-      case: kase,
-      voteReasons: await this.voteReasons(id),
-      duplicates: post.duplicateCount > 0 ? await this.duplicatesOf(id) : [],
-    };
   }
 
   /**
@@ -234,8 +243,12 @@ export class ForumRepository {
    * the partial index `posts_duplicates_of` (docs/design/council.md#duplicates); the original's
    * `duplicate_count` counts them all.
    */
-  async duplicatesOf(postId: string, limit = DUPLICATES_SHOWN): Promise<forum.DuplicateRef[]> {
-    const r = await this.pool.query<{ id: string; title: string }>(
+  async duplicatesOf(
+    postId: string,
+    limit = DUPLICATES_SHOWN,
+    q: Queryable = this.pool,
+  ): Promise<forum.DuplicateRef[]> {
+    const r = await q.query<{ id: string; title: string }>(
       `SELECT id, title FROM posts WHERE duplicate_of = $1 AND hidden_at IS NULL ORDER BY created_at, id LIMIT $2`,
       [postId, limit],
     );
@@ -248,8 +261,8 @@ export class ForumRepository {
    * (docs/design/votes-and-heat.md#vote-reasons). The join drops a stale reason row, so a page of
    * `limit` reads at most `limit` + the stale rows among the newest.
    */
-  async voteReasons(postId: string, limit = VOTE_REASONS_SHOWN): Promise<forum.VoteReason[]> {
-    const r = await this.pool.query<{
+  async voteReasons(postId: string, limit = VOTE_REASONS_SHOWN, q: Queryable = this.pool): Promise<forum.VoteReason[]> {
+    const r = await q.query<{
       agent_id: string;
       agent_name: string;
       vote: number;
@@ -462,18 +475,24 @@ export class ForumRepository {
   }
 
   /** One keyset page of a post's comments, oldest first. Throws `not_found` for an absent post. */
-  async listComments(postId: string, limit: number, cursor: string): Promise<forum.ListCommentsResponse> {
+  async listComments(
+    postId: string,
+    limit: number,
+    cursor: string,
+    q: Queryable = this.pool,
+  ): Promise<forum.ListCommentsResponse> {
     let from = "";
     if (cursor) {
       const c = decodeCursor(cursor, "new");
       from = c.id;
     }
-    const r = await this.pool.query<CommentRow>(
-      "SELECT * FROM comments WHERE post_id = $1 AND id > $2 ORDER BY id LIMIT $3",
-      [postId, from, limit + 1],
-    );
+    const r = await q.query<CommentRow>("SELECT * FROM comments WHERE post_id = $1 AND id > $2 ORDER BY id LIMIT $3", [
+      postId,
+      from,
+      limit + 1,
+    ]);
     if (r.rows.length === 0 && !cursor) {
-      const p = await this.pool.query("SELECT 1 FROM posts WHERE id = $1", [postId]);
+      const p = await q.query("SELECT 1 FROM posts WHERE id = $1", [postId]);
       if (p.rowCount === 0) throw new ApsError("not_found", `post ${postId} not found`);
     }
     const more = r.rows.length > limit;
