@@ -270,6 +270,29 @@ export function afterCommit(tx: Tx, fn: () => void): void {
 }
 
 /**
+ * Runs `fn` on one connection checked out of `pool`, outside any transaction, and returns it:
+ * for a read of several statements, which under a saturated pool then waits for a connection
+ * once rather than once per statement (docs/design/operations.md#connection-budget-and-pgbouncer).
+ * A connection that dies meanwhile is kept from crashing the process and destroyed, never pooled
+ * again, as in `withTransaction`. Rethrows what `fn` throws.
+ */
+export async function withConnection<T>(pool: pg.Pool, fn: (q: pg.PoolClient) => Promise<T>): Promise<T> {
+  const c = await pool.connect();
+  let broken: Error | undefined;
+  const lost = (err: Error) => void (broken = err);
+  c.on("error", lost);
+  try {
+    return await fn(c);
+  } catch (err) {
+    broken ??= isDatabaseUnavailable(err) ? (err as Error) : undefined;
+    throw err;
+  } finally {
+    c.removeListener("error", lost);
+    c.release(broken);
+  }
+}
+
+/**
  * Runs `fn` inside one transaction (READ COMMITTED) and commits, or rolls back and rethrows.
  * Everything `fn` does must go through `tx` (a pool query inside would run outside the
  * transaction, on another connection).

@@ -15,6 +15,7 @@ import {
   newId,
   secondsToNextUtcDay,
   utcDay,
+  withConnection,
   withTransaction,
   type AgentRecordsPage,
   type Clock,
@@ -208,8 +209,7 @@ export class ForumRepository {
     // One connection for the whole detail, its statements one after another: under a saturated
     // pool the read waits for a connection once, not once per statement — seven waits in a row
     // passed the callers' 10 s deadline on a 2-core host at 50 requests/s (docs/design/operations.md#connection-budget-and-pgbouncer).
-    const q = await this.pool.connect();
-    try {
+    return withConnection(this.pool, async (q) => {
       const r = await q.query<PostRow>(`SELECT ${POST_COLUMNS} FROM posts WHERE id = $1`, [id]);
       if (!r.rows[0]) throw new ApsError("not_found", `post ${id} not found`);
       const kase = await this.cases.find(id, q);
@@ -233,9 +233,7 @@ export class ForumRepository {
         voteReasons: await this.voteReasons(id, VOTE_REASONS_SHOWN, q),
         duplicates: post.duplicateCount > 0 ? await this.duplicatesOf(id, DUPLICATES_SHOWN, q) : [],
       };
-    } finally {
-      q.release();
-    }
+    });
   }
 
   /**
