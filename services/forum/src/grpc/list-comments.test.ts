@@ -1,15 +1,8 @@
-import {
-  ApsError,
-  createLogger,
-  serviceClient,
-  startGrpcServer,
-  type ForumClient,
-  type RunningGrpcServer,
-} from "@aps/platform";
+import { ApsError, type ForumClient } from "@aps/platform";
 import { forum } from "@aps/proto";
 import { hasPostgres, SetClock } from "@aps/testkit";
 import { forumTestStore, type ForumTestStore } from "../store/store.fixture.js";
-import { forumHandlers } from "./handlers.js";
+import { forumGrpcFixture, type ForumGrpcFixture } from "./server.fixture.js";
 
 /**
  * ListComments of a page of posts (`post_ids`, docs/design/search-and-translation.md#resume-and-rebuild), over gRPC on the real
@@ -17,35 +10,22 @@ import { forumHandlers } from "./handlers.js";
  * without loss or repeat; an absent post has none; `post_id` and `post_ids` together, neither, or
  * more than 100 ids are refused.
  */
-const log = createLogger("forum-list-comments-test", "silent");
 const pgUp = await hasPostgres();
 const ABSENT_POST = "p_00000000000000000000000000";
 
 (pgUp ? describe : describe.skip)("ListComments of several posts (SKIPPED when no PostgreSQL is reachable)", () => {
   let store: ForumTestStore;
-  let server: RunningGrpcServer;
+  let grpc: ForumGrpcFixture;
   let client: ForumClient;
   const author = { agentId: "ag_author", name: "Author" };
 
   beforeAll(async () => {
     store = await forumTestStore("forum-list-comments-test", new SetClock(new Date("2026-03-01T12:00:00Z")));
-    const handlers = forumHandlers(store.repo, log);
-    server = await startGrpcServer(
-      "127.0.0.1:0",
-      [
-        {
-          name: forum.ForumServiceDefinition.fullName,
-          definition: forum.ForumServiceService,
-          implementation: handlers,
-        },
-      ],
-      log,
-    );
-    client = serviceClient(forum.ForumServiceDefinition, `127.0.0.1:${server.port}`);
+    grpc = await forumGrpcFixture("forum-list-comments-test", store.repo);
+    client = grpc.viaGrpc;
   });
   afterAll(async () => {
-    client?.close();
-    await server?.shutdown(1_000);
+    await grpc?.close();
     await store?.drop();
   });
 
