@@ -32,6 +32,8 @@ export const EXCEPTIONS = {
     "each container fault (docker pause, network cut, NATS stop) lasts FAULT_MS: the outage's length is the subject",
   "test/faults/event-outage.test.ts":
     "the consumer's database is down OUTAGE_MS (8 s), past the old give-up: the outage's length is the subject",
+  "test/deploy/rehearsal/load.ts":
+    "carriedRate measures the load over a window of fixed length at each rate: the window is the measure",
   "test/scale/webhook-fanout.test.ts":
     "a paced load, 10 events a second for 30 s: the rate is the subject of this timing bound (alone lane)",
 };

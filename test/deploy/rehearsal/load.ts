@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { Agent, request, type ClientRequest } from "node:http";
-import { eventually } from "@aps/testkit";
+import { eventually, pause } from "@aps/testkit";
 
 /**
  * A steady load on the API: N requests a second (open model: a request is sent when it is due,
@@ -68,6 +68,9 @@ export class LoadGenerator {
   private sent = 0;
   private t0 = 0;
   private n = 0;
+  private rate: number;
+  /** When each request of the mix was sent (ms since the epoch), for {@link carriedRate}. */
+  private readonly sentAt: number[] = [];
 
   /**
    * `baseUrl`: the API's `/v1` URL; `agents`: who writes (≥ 2, so a vote is never on one's own
@@ -80,12 +83,14 @@ export class LoadGenerator {
     private readonly opts: { rate?: number; timeoutMs?: number; keepAlive?: boolean } = {},
   ) {
     if (agents.length < 2) throw new Error("the load needs at least 2 agents");
+    this.rate = opts.rate ?? 50;
     this.agent = new Agent({ keepAlive: opts.keepAlive ?? true, maxSockets: 256 });
   }
 
   /** Sends once, and once more on a new connection when it was reset on a reused one before any answer (see the module doc). */
   private async call(method: string, path: string, key: string | undefined, body?: unknown): Promise<Answer> {
     const idempotencyKey = method === "POST" ? randomUUID() : undefined;
+    this.sentAt.push(Date.now());
     const first = await this.send(method, path, key, body, idempotencyKey, this.agent);
     if (!first.reusedReset) return first.answer;
     const again = await this.send(method, path, key, body, idempotencyKey, false);
@@ -206,15 +211,31 @@ export class LoadGenerator {
 
   /** Starts sending: every 10 ms, as many requests as are due at `rate` since the start. */
   start(): void {
-    const rate = this.opts.rate ?? 50;
     this.t0 = Date.now();
     this.timer = setInterval(() => {
-      const due = Math.floor(((Date.now() - this.t0) * rate) / 1000);
+      const due = Math.floor(((Date.now() - this.t0) * this.rate) / 1000);
       for (; this.sent < due; this.sent++) {
         const p = this.one().finally(() => this.inFlight.delete(p));
         this.inFlight.add(p);
       }
     }, 10);
+  }
+
+  /** The rate it sends at, requests/s. */
+  get requestsPerSecond(): number {
+    return this.rate;
+  }
+
+  /** Sends at `rate` requests/s from now on (the requests already due stay sent). */
+  setRate(rate: number): void {
+    this.rate = rate;
+    this.t0 = Date.now();
+    this.sent = 0;
+  }
+
+  /** How many requests were sent in [since, until) (ms since the epoch), answered or not. */
+  sentBetween(since: number, until: number): number {
+    return this.sentAt.filter((t) => t >= since && t < until).length;
   }
 
   /** Stops sending and resolves once every request sent has its outcome. */
@@ -253,6 +274,68 @@ export class LoadGenerator {
     const listed = [...kinds].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${n}× ${k}`);
     const total = this.outcomes.filter((o) => o.at >= since && o.at < until).length;
     return `${os.length} of ${total} requests failed${listed.length ? ` (${listed.join("; ")})` : ""}; ${unread.length} acknowledged writes not read back${unread.length ? ` (${unread.slice(0, 3).join("; ")})` : ""}`;
+  }
+}
+
+/** One window of {@link carriedRate}: its rate, requests sent, failed and slow (or unanswered) ones. */
+export interface RateWindow {
+  rate: number;
+  sent: number;
+  failed: number;
+  slow: number;
+}
+
+/**
+ * The rate (requests/s) at which the system answers `gen`'s load within its latency objective:
+ * a window of `windowMs` with no failed request and at most `maxSlowShare` of the requests sent
+ * in it answered later than `slowMs` (or not yet) — the chart's objective is 1 s
+ * (`slo.latencyThresholdSeconds`). It starts at the generator's rate and halves it, not below
+ * `minRate`, after each window that misses (then lets the backlog drain for `settleMs` before
+ * the next window), at most `maxWindows` windows; the generator is left
+ * at the rate found (the last one tried when none was carried). The rehearsal's roll is judged at
+ * that rate: its claim is that a rollout drops nothing, which a host too slow for the nominal rate
+ * would hide behind its own overload; capacity is `npm run bench`'s (docs/operations/rehearsal.md
+ * "The rate").
+ */
+export async function carriedRate(
+  gen: LoadGenerator,
+  opts: {
+    windowMs?: number;
+    slowMs?: number;
+    maxSlowShare?: number;
+    minRate?: number;
+    maxWindows?: number;
+    settleMs?: number;
+  } = {},
+): Promise<{ rate: number; carried: boolean; windows: RateWindow[] }> {
+  const {
+    windowMs = 15_000,
+    slowMs = 1_000,
+    maxSlowShare = 0.1,
+    minRate = 10,
+    maxWindows = 3,
+    settleMs = 5_000,
+  } = opts;
+  const windows: RateWindow[] = [];
+  for (;;) {
+    const w0 = Date.now();
+    await pause(windowMs + slowMs, "a window of the load at one rate, and the latency bound of its last requests");
+    const w1 = w0 + windowMs;
+    const answered = gen.outcomes.filter((o) => o.at >= w0 && o.at < w1);
+    const sent = gen.sentBetween(w0, w1);
+    const fast = answered.filter((o) => !failed(o) && o.ms <= slowMs).length;
+    const w = {
+      rate: gen.requestsPerSecond,
+      sent,
+      failed: answered.filter(failed).length,
+      slow: sent - fast - answered.filter(failed).length,
+    };
+    windows.push(w);
+    const carried = sent > 0 && w.failed === 0 && w.slow <= maxSlowShare * sent;
+    if (carried || windows.length >= maxWindows || w.rate <= minRate)
+      return { rate: gen.requestsPerSecond, carried, windows };
+    gen.setRate(Math.max(minRate, Math.floor(w.rate / 2)));
+    await pause(settleMs, "the backlog of the higher rate drains before the next window");
   }
 }
 
