@@ -17,13 +17,12 @@ import { seedViaApi } from "./lib/api.mjs";
 import { LOAD, load } from "./lib/load.mjs";
 import { cpuDelta, cpuSample, dbSample, serviceProcesses } from "./lib/mix-probes.mjs";
 import pg from "pg";
-import { waitQuiet } from "./lib/proctree.mjs";
+import { cpuSecondsOf, treeCpuSeconds, treePids, waitQuiet } from "./lib/proctree.mjs";
 import { checkTallies, voteOracle } from "./lib/votes.mjs";
 import { fileURLToPath } from "node:url";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { treePids } from "./lib/proctree.mjs";
 
 const env = process.env;
 /** Votes per second of the measured loads (VOTE_CPU_RATE), or undefined: as fast as answered. */
@@ -48,28 +47,13 @@ function printRun(run, r, cpu) {
   console.log(JSON.stringify({ run, votesPerSec: r.reqPerSec, p99: r.p99, n, non2xx: r.non2xx, ...cpu }));
 }
 
-/**
- * CPU seconds of `pid` (utime + stime) and, with `reaped`, of its exited children it waited for
- * (cutime + cstime: a PostgreSQL backend that ended during the load), 0 when gone.
- */
-function cpuOf(pid, reaped = false) {
-  try {
-    const s = readFileSync(`/proc/${pid}/stat`, "utf8");
-    const f = s.slice(s.lastIndexOf(")") + 2).split(" ");
-    return (Number(f[11]) + Number(f[12]) + (reaped ? Number(f[13]) + Number(f[14]) : 0)) / 100;
-  } catch {
-    return 0;
-  }
-}
-
-/** CPU seconds of the tree under `root`, its exited and reaped processes included. */
-function treeCpu(root) {
-  return treePids(root).reduce((s, pid) => s + cpuOf(pid, true), 0);
-}
-
 /** CPU seconds of the node processes (`nodes`) and of the whole tree under `root`. */
 function sampleEmbedded(root, nodes) {
-  return { node: nodes.reduce((s, pid) => s + cpuOf(pid), 0), tree: treeCpu(root), at: performance.now() };
+  return {
+    node: nodes.reduce((s, pid) => s + cpuSecondsOf(pid), 0),
+    tree: treeCpuSeconds(root),
+    at: performance.now(),
+  };
 }
 
 /** The embedded mode: the all-in-one's node process and the rest of its tree, CPU ms per vote. */

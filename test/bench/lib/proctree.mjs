@@ -99,19 +99,31 @@ export function sampleTreeMemory(root, everyMs = 1000) {
 /** Clock ticks per second of /proc/<pid>/stat times (`getconf CLK_TCK`; 100 on Linux x86-64 and arm64). */
 const CLK_TCK = 100;
 
-/** CPU seconds (user + system) used so far by the living processes of the tree under `root`. */
-export function treeCpuSeconds(root) {
-  let ticks = 0;
-  for (const pid of treePids(root)) {
-    try {
-      const s = readFileSync(`/proc/${pid}/stat`, "utf8");
-      const f = s.slice(s.lastIndexOf(")") + 2).split(" ");
-      ticks += Number(f[11]) + Number(f[12]); // utime, stime (fields 14 and 15 of proc(5))
-    } catch {
-      // exited meanwhile
-    }
+/**
+ * CPU seconds (user + system) of `pid` and, with `reaped`, of the exited children it has waited
+ * for (cutime + cstime); 0 when it is gone.
+ * @param {number} pid
+ * @param {boolean} [reaped]
+ */
+export function cpuSecondsOf(pid, reaped = false) {
+  try {
+    const s = readFileSync(`/proc/${pid}/stat`, "utf8");
+    const f = s.slice(s.lastIndexOf(")") + 2).split(" ");
+    // utime, stime, cutime, cstime: fields 14–17 of proc(5)
+    return (Number(f[11]) + Number(f[12]) + (reaped ? Number(f[13]) + Number(f[14]) : 0)) / CLK_TCK;
+  } catch {
+    return 0; // exited meanwhile
   }
-  return ticks / CLK_TCK;
+}
+
+/**
+ * CPU seconds (user + system) used so far by the tree under `root`: its living processes and the
+ * children they have reaped, so that a process which ended in between still counts (a PostgreSQL
+ * backend that ended counts in its postmaster's cutime). A difference of two calls is the tree's
+ * CPU in between, up to a child that ended but is not reaped yet.
+ */
+export function treeCpuSeconds(root) {
+  return treePids(root).reduce((sum, pid) => sum + cpuSecondsOf(pid, true), 0);
 }
 
 /**
