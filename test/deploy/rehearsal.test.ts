@@ -89,7 +89,7 @@ const isApp = (m: Manifest) => m.spec.template.metadata?.labels?.["aps.dev/tier"
     let gaps: ChartGap[] = [];
     let figures: { failed: number; total: number } | undefined;
     let rollMs = 0;
-    /** The rate the roll ran at, requests/s (carriedRate). */
+    /** The rate the roll ran at, requests/s (carriedRate); the later loads of the run use it too. */
     let rollRate = RATE;
     /** Every load of the run: their acknowledged writes must all have their events in the stream. */
     const loads: LoadGenerator[] = [];
@@ -291,7 +291,7 @@ const isApp = (m: Manifest) => m.spec.template.metadata?.labels?.["aps.dev/tier"
       stream = await RehearsalStream.connect(manifests, natsPods);
       const agents = [];
       for (let i = 0; i < 10; i++) agents.push(await joinAgent(baseUrl, `rehearsal nats agent ${i}`));
-      const load = new LoadGenerator(baseUrl, agents, { rate: RATE });
+      const load = new LoadGenerator(baseUrl, agents, { rate: rollRate });
       loads.push(load);
       load.start();
       try {
@@ -315,7 +315,7 @@ const isApp = (m: Manifest) => m.spec.template.metadata?.labels?.["aps.dev/tier"
           { timeoutMs: 120_000, intervalMs: 500 },
         );
         c.log(`[rehearsal] ${victim.name} killed; ${newLeader} leads the stream ${Date.now() - killAt} ms later`);
-        await waitUntil(`${RATE * 15} requests sent with the server down`, () => after(killAt) >= RATE * 15, {
+        await waitUntil(`${rollRate * 15} requests sent with the server down`, () => after(killAt) >= rollRate * 15, {
           timeoutMs: 180_000,
         });
         // the StatefulSet controller starts the pod again, on its volume
@@ -324,7 +324,7 @@ const isApp = (m: Manifest) => m.spec.template.metadata?.labels?.["aps.dev/tier"
         await waitReady(victim, 300_000);
         const back = Date.now();
         c.timeline.push({ at: back, what: `${victim.name} ready again` });
-        await waitUntil(`${RATE * 5} requests sent after its return`, () => after(back) >= RATE * 5, {
+        await waitUntil(`${rollRate * 5} requests sent after its return`, () => after(back) >= rollRate * 5, {
           timeoutMs: 120_000,
         });
         await load.stop();
@@ -421,13 +421,13 @@ const isApp = (m: Manifest) => m.spec.template.metadata?.labels?.["aps.dev/tier"
     }, 300_000);
     (PREVIOUS ? it : it.skip)(
       PREVIOUS
-        ? `rolls every APS Deployment back to the previous commit's image (${PREVIOUS}) on today's schema, then upgrades it again — the migration Jobs first — under ${RATE} requests/s: no request fails, every acknowledged write is read back`
+        ? `rolls every APS Deployment back to the previous commit's image (${PREVIOUS}) on today's schema, then upgrades it again — the migration Jobs first — under the rate of the roll: no request fails, every acknowledged write is read back`
         : "rollback and upgrade: SKIPPED, APS_REHEARSAL_PREVIOUS_IMAGE is unset (npm run rehearsal:previous builds it)",
       async () => {
         const c = cluster!;
         const agents = [];
         for (let i = 0; i < 10; i++) agents.push(await joinAgent(baseUrl, `rehearsal upgrade agent ${i}`));
-        const load = new LoadGenerator(baseUrl, agents, { rate: RATE });
+        const load = new LoadGenerator(baseUrl, agents, { rate: rollRate });
         load.start();
         try {
           await waitUntil("100 answered requests first", () => load.outcomes.length >= 100, { timeoutMs: 120_000 });
