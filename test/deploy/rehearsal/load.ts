@@ -57,6 +57,8 @@ export interface AckedWrites {
 export const failed = (o: Outcome) => o.status === undefined || o.status >= 500;
 
 type Answer = { status?: number; body?: any; error?: string; resetRetried?: true };
+/** An answer and when its request was first sent (ms since the epoch). */
+type Sent = Answer & { sentAt: number };
 
 /** A load on one API at a steady rate (see the module doc). */
 export class LoadGenerator {
@@ -88,13 +90,14 @@ export class LoadGenerator {
   }
 
   /** Sends once, and once more on a new connection when it was reset on a reused one before any answer (see the module doc). */
-  private async call(method: string, path: string, key: string | undefined, body?: unknown): Promise<Answer> {
+  private async call(method: string, path: string, key: string | undefined, body?: unknown): Promise<Sent> {
     const idempotencyKey = method === "POST" ? randomUUID() : undefined;
-    this.sentAt.push(Date.now());
+    const sentAt = Date.now();
+    this.sentAt.push(sentAt);
     const first = await this.send(method, path, key, body, idempotencyKey, this.agent);
-    if (!first.reusedReset) return first.answer;
+    if (!first.reusedReset) return { ...first.answer, sentAt };
     const again = await this.send(method, path, key, body, idempotencyKey, false);
-    return { ...again.answer, resetRetried: true };
+    return { ...again.answer, resetRetried: true, sentAt };
   }
 
   /** One request on `agent`'s pooled connections (`false`: a new connection of its own); whether it was reset on a reused one before any answer. */
@@ -166,8 +169,7 @@ export class LoadGenerator {
     let op = this.op();
     if (posts.length === 0) op = "post";
     const me = this.pick(this.agents);
-    const at = Date.now();
-    let a: Answer;
+    let a: Sent;
     const n = ++this.n;
     if (op === "post") {
       const title = `Rehearsal proposal ${n}`;
@@ -198,8 +200,9 @@ export class LoadGenerator {
     else a = await this.call("GET", "/posts?sort=new&limit=20", n % 2 ? me.apiKey : undefined);
     this.outcomes.push({
       op,
-      at,
-      ms: Date.now() - at,
+      // the same instant as sentBetween's, so a window counts a request as sent and answered alike
+      at: a.sentAt,
+      ms: Date.now() - a.sentAt,
       ...(a.status !== undefined ? { status: a.status } : {}),
       ...(a.error ? { error: a.error } : {}),
       ...(a.resetRetried ? { resetRetried: true as const } : {}),
@@ -323,13 +326,9 @@ export async function carriedRate(
     const w1 = w0 + windowMs;
     const answered = gen.outcomes.filter((o) => o.at >= w0 && o.at < w1);
     const sent = gen.sentBetween(w0, w1);
+    const failures = answered.filter(failed).length;
     const fast = answered.filter((o) => !failed(o) && o.ms <= slowMs).length;
-    const w = {
-      rate: gen.requestsPerSecond,
-      sent,
-      failed: answered.filter(failed).length,
-      slow: sent - fast - answered.filter(failed).length,
-    };
+    const w = { rate: gen.requestsPerSecond, sent, failed: failures, slow: sent - fast - failures };
     windows.push(w);
     const carried = sent > 0 && w.failed === 0 && w.slow <= maxSlowShare * sent;
     if (carried || windows.length >= maxWindows || w.rate <= minRate)
