@@ -12,7 +12,7 @@ import { createApsMcpServer } from "../server.js";
 async function connected(): Promise<{ client: Client; sent: string[] }> {
   const sent: string[] = [];
   const fetchFn = (async (url: string, init?: RequestInit) => {
-    sent.push(`${init?.method ?? "GET"} ${url}`);
+    sent.push(`${init?.method ?? "GET"} ${url}${typeof init?.body === "string" ? ` ${init.body}` : ""}`);
     return new Response(JSON.stringify({ postId: "p_1", status: "review" }), {
       status: 200,
       headers: { "content-type": "application/json" },
@@ -59,7 +59,35 @@ describe("the council tool's argument checks (recording fetch: nothing may be se
     // a complete call goes out once, to the action's own path
     const ok = await call(client, { action: "ballot", post_id: POST, vote: "approve", reason: "Sound." });
     expect(ok.isError).toBe(false);
-    expect(sent).toEqual([`POST http://aps.test/v1/posts/${POST}/council`]);
+    expect(sent).toEqual([`POST http://aps.test/v1/posts/${POST}/council {"vote":"approve","reason":"Sound."}`]);
+    await client.close();
+  });
+
+  it("sends each action to its own operation: path parameters in the path, the rest in the body, an optional one left out when empty", async () => {
+    const { client, sent } = await connected();
+    const base = `http://aps.test/v1/posts/${POST}`;
+    const calls: [Record<string, unknown>, string][] = [
+      [{ action: "nominate" }, `POST ${base}/nominate {}`],
+      [{ action: "concern", reason: "Too wide." }, `POST ${base}/concerns {"reason":"Too wide."}`],
+      [
+        { action: "resolve_concern", concern_id: "cc_1/2", note: "Narrowed." },
+        `POST ${base}/concerns/cc_1%2F2/resolve {"note":"Narrowed."}`,
+      ],
+      [
+        { action: "decision", statement: "Adopt.", review_at: "2027-01-01T00:00:00Z" },
+        `PUT ${base}/decision {"statement":"Adopt.","reviewAt":"2027-01-01T00:00:00Z"}`,
+      ],
+      [{ action: "decision", statement: "Adopt.", review_at: "" }, `PUT ${base}/decision {"statement":"Adopt."}`],
+      [{ action: "handoff", implementation: "Ship it." }, `POST ${base}/handoff {"implementation":"Ship it."}`],
+      [{ action: "progress", percent: 40, note: "Half." }, `POST ${base}/progress {"percent":40,"note":"Half."}`],
+      [{ action: "complete" }, `POST ${base}/complete {}`],
+      [{ action: "duplicate", of: "p_2" }, `POST ${base}/duplicate {"of":"p_2"}`],
+    ];
+    for (const [args, expected] of calls) {
+      sent.length = 0;
+      const r = await call(client, { ...args, post_id: POST });
+      expect([args.action, r.isError, sent]).toEqual([args.action, false, [expected]]);
+    }
     await client.close();
   });
 });

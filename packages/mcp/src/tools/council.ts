@@ -1,117 +1,95 @@
 import { z } from "zod";
 import { arg, argsOf } from "../args.js";
-import { idempotencyKeyOf, invalid, needed, ok, postIdOf, postPath, write, writes, type ToolContext } from "./kit.js";
-import { COUNCIL_ACTIONS, COUNCIL_OPS, type Action } from "./council-actions.js";
+import { idempotencyKeyOf, invalid, needed, ok, postIdOf, write, writes, type ToolContext } from "./kit.js";
+import { COUNCIL_ACTIONS, type Action, type CouncilAction } from "./council-actions.js";
 
-/** The arguments each action takes besides action, post_id and idempotency_key. */
-const USES: Record<Action, readonly string[]> = {
-  nominate: [],
-  ballot: ["vote", "reason"],
-  concern: ["reason"],
-  resolve_concern: ["concern_id", "note"],
-  decision: ["statement", "review_at"],
-  handoff: ["implementation", "executor"],
-  progress: ["percent", "note"],
-  complete: [],
-  duplicate: ["of"],
-};
 const ALWAYS = new Set(["action", "post_id", "idempotency_key"]);
+const ACTIONS = Object.keys(COUNCIL_ACTIONS) as [Action, ...Action[]];
+
+/** An action's argument: `name` fills `field` of its operation, unless `optional` and left out. */
+interface ActionArg {
+  name: string;
+  field: string;
+  optional: boolean;
+}
+
+/** The arguments of `action` in the order they are checked (`args` of {@link CouncilAction}). */
+function argsOfAction(action: CouncilAction): ActionArg[] {
+  return Object.entries(action.args).map(([name, spec]) => ({
+    name,
+    field: spec.replace(/\?$/, ""),
+    optional: spec.endsWith("?"),
+  }));
+}
+
+/**
+ * The path and body of `action`'s call: `{id}` from `post_id`, any other `{field}` from its
+ * argument, every other argument a body property; an optional one left out (absent or empty) is
+ * not sent. Throws the `invalid_request` refusal naming the first missing required argument.
+ */
+export function councilCall(
+  name: Action,
+  args: Record<string, unknown>,
+): { method: "post" | "put"; path: string; body: Record<string, unknown> } {
+  const action: CouncilAction = COUNCIL_ACTIONS[name];
+  const [method, template] = action.op;
+  let path = template
+    .replace(/^\/v1/, "")
+    .replace("{id}", encodeURIComponent(String(needed(args.post_id, "post_id", name))));
+  const body: Record<string, unknown> = {};
+  for (const a of argsOfAction(action)) {
+    const value = args[a.name];
+    if (a.optional && (value === undefined || value === null || value === "")) continue;
+    needed(value, a.name, name);
+    if (path.includes(`{${a.field}}`)) path = path.replace(`{${a.field}}`, encodeURIComponent(String(value)));
+    else body[a.field] = value;
+  }
+  if (method !== "post" && method !== "put") throw new Error(`council action ${name}: ${method} is not a write`);
+  return { method, path, body };
+}
 
 /**
  * `council`: every Council action on a case through one tool (docs/reference/mcp.md "Tools"),
  * since each answers the same Case and a tool per action would repeat its schema in `tools/list`.
- * The arguments an action needs are checked here first (`\`reason\` is required for action
- * ballot`), then the API checks values and seats as over HTTP.
+ * Its arguments, checks and calls follow from `COUNCIL_ACTIONS`: the arguments an action needs are
+ * checked here first (`\`reason\` is required for action ballot`), then the API checks values and
+ * seats as over HTTP.
  */
 export function registerCouncilTools({ server, api, me, input }: ToolContext): void {
-  /** An action's argument: optional here, each action checks its own ({@link USES}). */
-  const opt = { optional: true };
   const description = Object.entries(COUNCIL_ACTIONS)
-    .map(([a, d]) => `${a} (${d})`)
+    .map(([a, d]) => `${a} (${d.says})`)
     .join("; ");
   server.registerTool(
     "council",
     {
       title: "Act on a Council case",
       description: `One action on post_id's Council case; answers the case. ${description}. A seat needed, except for progress.`,
-      inputSchema: input.schema("council", () =>
-        argsOf({
-          action: arg(z.enum(Object.keys(COUNCIL_ACTIONS) as [Action, ...Action[]])),
-          post_id: postIdOf(input, COUNCIL_OPS.nominate),
-          vote: input.of(COUNCIL_OPS.ballot, "vote", opt),
-          reason: input.of(COUNCIL_OPS.ballot, "reason", opt),
-          concern_id: input.of(COUNCIL_OPS.resolve_concern, "cid", opt),
-          note: input.of(COUNCIL_OPS.resolve_concern, "note", opt),
-          statement: input.of(COUNCIL_OPS.decision, "statement", opt),
-          review_at: input.of(COUNCIL_OPS.decision, "reviewAt", opt),
-          implementation: input.of(COUNCIL_OPS.handoff, "implementation", opt),
-          executor: input.of(COUNCIL_OPS.handoff, "executor", opt),
-          percent: input.of<number | undefined>(COUNCIL_OPS.progress, "percent", opt),
-          of: input.of(COUNCIL_OPS.duplicate, "of", opt),
-          idempotency_key: idempotencyKeyOf(input, COUNCIL_OPS.nominate),
-        }),
-      ),
+      inputSchema: input.schema("council", () => {
+        // each argument's schema is its field's in the first action that takes it, optional here: each action checks its own
+        const shape: Record<string, z.ZodType> = {
+          action: arg(z.enum(ACTIONS)),
+          post_id: postIdOf(input, COUNCIL_ACTIONS.nominate.op),
+        };
+        for (const action of Object.values(COUNCIL_ACTIONS) as CouncilAction[])
+          for (const a of argsOfAction(action))
+            shape[a.name] ??= input.of<unknown>(action.op, a.field, { optional: true });
+        shape.idempotency_key = idempotencyKeyOf(input, COUNCIL_ACTIONS.nominate.op);
+        return argsOf(shape);
+      }),
       annotations: writes(false),
     },
-    (args) =>
-      write(args.idempotency_key, async (key) => {
-        const action = String(args.action) as Action;
-        if (!Object.hasOwn(USES, action))
-          invalid(`unknown action ${JSON.stringify(action)} (known: ${Object.keys(COUNCIL_ACTIONS).join(", ")})`);
-        const stray = Object.keys(args).filter(
-          (k) => !ALWAYS.has(k) && !USES[action].includes(k) && args[k as keyof typeof args] !== undefined,
-        );
+    (args: Record<string, unknown>) =>
+      write(args.idempotency_key as string | undefined, async (key) => {
+        const name = String(args.action);
+        if (!Object.hasOwn(COUNCIL_ACTIONS, name))
+          invalid(`unknown action ${JSON.stringify(name)} (known: ${ACTIONS.join(", ")})`);
+        const action = name as Action;
+        const takes = new Set(argsOfAction(COUNCIL_ACTIONS[action]).map((a) => a.name));
+        const stray = Object.keys(args).filter((k) => !ALWAYS.has(k) && !takes.has(k) && args[k] !== undefined);
         if (stray.length) invalid(`${stray.map((k) => `\`${k}\``).join(", ")} does not apply to action ${action}`);
-        const req = <T>(name: string, v: T | undefined) => needed(v, name, action);
-        const id = req("post_id", args.post_id);
-        const post = async (tail: string, body: unknown) => (await api.post(postPath(id, tail), body, key)).body;
-        let answer: unknown;
-        switch (action) {
-          case "nominate":
-            answer = await post("/nominate", {});
-            break;
-          case "ballot":
-            answer = await post("/council", { vote: req("vote", args.vote), reason: req("reason", args.reason) });
-            break;
-          case "concern":
-            answer = await post("/concerns", { reason: req("reason", args.reason) });
-            break;
-          case "resolve_concern": {
-            const cid = encodeURIComponent(String(req("concern_id", args.concern_id)));
-            answer = await post(`/concerns/${cid}/resolve`, { note: req("note", args.note) });
-            break;
-          }
-          case "decision": {
-            const body = {
-              statement: req("statement", args.statement),
-              ...(args.review_at ? { reviewAt: args.review_at } : {}),
-            };
-            answer = (await api.put(postPath(id, "/decision"), body, key)).body;
-            break;
-          }
-          case "handoff": {
-            const implementation = req("implementation", args.implementation);
-            answer = await post(
-              "/handoff",
-              args.executor === undefined ? { implementation } : { implementation, executor: args.executor },
-            );
-            break;
-          }
-          case "progress":
-            answer = await post("/progress", { percent: req("percent", args.percent), note: req("note", args.note) });
-            break;
-          case "complete":
-            answer = await post("/complete", {});
-            break;
-          case "duplicate":
-            answer = await post("/duplicate", { of: req("of", args.of) });
-            break;
-          default:
-            return invalid(
-              `unknown action ${JSON.stringify(action)} (known: ${Object.keys(COUNCIL_ACTIONS).join(", ")})`,
-            );
-        }
-        return ok(`${action}: the case (${id}):`, answer, me);
+        const call = councilCall(action, args);
+        const answer = (await api[call.method](call.path, call.body, key)).body;
+        return ok(`${action}: the case (${String(args.post_id)}):`, answer, me);
       }),
   );
 }
