@@ -1,4 +1,5 @@
 import { fileURLToPath } from "node:url";
+import { LRUCache } from "lru-cache";
 import { isDatabaseUnavailable, migrate, withTransaction, type Database, type Logger, type Tx } from "@aps/platform";
 import {
   plainDocument,
@@ -55,6 +56,23 @@ export interface SearchBounds {
 
 /** The bounds of a search (docs/design/search-and-translation.md#bounded-candidates): at a million posts a search of any one word takes ≤ ~60 ms (p95 54 ms). */
 export const SEARCH_BOUNDS: SearchBounds = { exactMatches: 5_000, recentWindow: 1_000, titleCandidates: 300 };
+/**
+ * The typo-candidate cache (docs/design/search-and-translation.md#typo-candidate-cache): a query word's
+ * typo candidates — the vocabulary terms within its typo budget, found by pg_trgm at a low
+ * similarity threshold, the costliest step of a search — are kept per word for `ttlMs` and reused;
+ * their document frequencies are read fresh at every search. `now` (ms) is the clock (tests move it).
+ */
+export interface TypoCacheOptions {
+  /** Words kept at most (least recently used dropped first). */
+  maxWords: number;
+  /** How long a word's candidates are reused, ms: a term new to the vocabulary is a typo form of a cached word within this. */
+  ttlMs: number;
+  now?: () => number;
+}
+
+/** The cache's defaults: 10,000 words (≈ 1 MiB at 50 candidates), 60 s. */
+export const TYPO_CACHE: TypoCacheOptions = { maxWords: 10_000, ttlMs: 60_000 };
+
 /** Relative weight of a word matched only through a typo (as the MiniSearch engine's `fuzzy` weight, docs/design/search-and-translation.md#query-rules). */
 const TYPO_WEIGHT = 0.3;
 /** At most this many vocabulary terms stand for one query word's prefix, or for its typos: the most frequent ones. */
@@ -141,13 +159,63 @@ export class PostgresEngine implements SearchEngine {
   /** `boundedSql` of these bounds. */
   private readonly boundedSql: string;
 
-  /** `bounds`: how far a search reads (SEARCH_BOUNDS; tests lower them). */
+  /** Typo candidates by query word, with when they were read (TypoCacheOptions). */
+  private readonly typoCache: LRUCache<string, { terms: string[]; at: number }>;
+  private readonly now: () => number;
+
+  /** `bounds`: how far a search reads (SEARCH_BOUNDS; tests lower them); `typos`: the typo-candidate cache (TYPO_CACHE). */
   constructor(
     private readonly db: Database,
     private readonly log: Logger,
     private readonly bounds: SearchBounds = SEARCH_BOUNDS,
+    private readonly typos: TypoCacheOptions = TYPO_CACHE,
   ) {
     this.boundedSql = boundedSql(bounds);
+    this.typoCache = new LRUCache({ max: Math.max(1, typos.maxWords) });
+    this.now = typos.now ?? Date.now;
+  }
+
+  /** The fresh cached typo candidates of each of `words` that has them. */
+  private cachedTypos(words: string[]): Map<string, string[]> {
+    const out = new Map<string, string[]>();
+    const now = this.now();
+    for (const w of words) {
+      const hit = this.typoCache.get(w);
+      if (hit && now - hit.at < this.typos.ttlMs) out.set(w, hit.terms);
+    }
+    return out;
+  }
+
+  /**
+   * The typo forms of each Latin word with a typo budget, the `EXPANSIONS` most frequent: from the
+   * cache (`cached`, cachedTypos) with their document frequencies from `known` when the caller
+   * looked them up, else read here; the other words' by the trigram query, then cached. A cached
+   * term no document holds any more is left out.
+   */
+  private async typoForms(
+    c: Tx,
+    words: string[],
+    cached = this.cachedTypos(words),
+    known?: Map<string, number>,
+  ): Promise<Map<string, { term: string; df: number }[]>> {
+    const out = new Map<string, { term: string; df: number }[]>();
+    const terms = [...cached.values()].flat();
+    const df = known ?? (terms.length > 0 ? (await lookup(c, terms)).df : new Map<string, number>());
+    for (const [w, list] of cached) {
+      const forms = list.flatMap((term) => (df.has(term) ? [{ term, df: df.get(term)! }] : []));
+      if (forms.length > 0) out.set(w, forms);
+    }
+    const read = await fuzzyForms(
+      c,
+      words.filter((w) => !cached.has(w)),
+    );
+    const at = this.now();
+    for (const [w, forms] of read) {
+      this.typoCache.set(w, { terms: forms.map((f) => f.term), at });
+      if (forms.length > 0) out.set(w, forms);
+    }
+    for (const [w, list] of out) out.set(w, list.sort((a, b) => b.df - a.df).slice(0, EXPANSIONS));
+    return out;
   }
 
   /** Applies the schema's migrations and reads where the index stands; an index of another format is emptied. */
@@ -408,7 +476,8 @@ export class PostgresEngine implements SearchEngine {
     const n = Math.max(found.n, 1);
     // a word the index holds is looked up as it is; only an unknown one (a typo?) with the typo rules
     const unknown = words.filter((w) => !known.has(w) && !isCjk(w));
-    const fuzzy = unknown.length > 0 ? await fuzzyForms(c, unknown) : new Map<string, { term: string; df: number }[]>();
+    const fuzzy =
+      unknown.length > 0 ? await this.typoForms(c, unknown) : new Map<string, { term: string; df: number }[]>();
     const usable = words
       .map((word, i) => {
         const f: Forms = { word, exact: [], fuzzy: [], bigrams: [], df: known.get(word) ?? 0, reach: 0 };
@@ -488,9 +557,11 @@ export class PostgresEngine implements SearchEngine {
   /** The vocabulary forms of each query word: exact, prefix (the last word, `prefix`), typos, CJK bigrams. */
   private async expand(c: Tx, words: string[], prefix: boolean): Promise<{ forms: Forms[]; n: number }> {
     const grams = words.filter(isCjk).flatMap((w) => (bigramsOf(w).length > 1 ? bigramsOf(w) : []));
-    const { n, df: known } = await lookup(c, [...words, ...grams]);
     const latin = words.filter((w) => !isCjk(w));
-    const fuzzy = await fuzzyForms(c, latin);
+    // the cached typo candidates' document frequencies come with the words' own (one round trip)
+    const cached = this.cachedTypos(latin);
+    const { n, df: known } = await lookup(c, [...words, ...grams, ...[...cached.values()].flat()]);
+    const fuzzy = await this.typoForms(c, latin, cached, known);
     const last = words.length - 1;
     const forms: Forms[] = [];
     for (const [i, word] of words.entries()) {
@@ -754,12 +825,14 @@ const inPooledTransaction = new WeakSet<Tx>();
 /**
  * Typo candidates of each Latin word with a typo budget: vocabulary terms found by trigram
  * similarity (pg_trgm's GIN index, threshold of the most permissive word), kept when typos.ts's rule
- * holds, the `EXPANSIONS` most frequent per word.
+ * holds, with their document frequencies. Every word with a budget has an entry, an empty list when
+ * it has no candidate (so that too is cached, PostgresEngine `typoForms`).
  */
 async function fuzzyForms(c: Tx, words: string[]): Promise<Map<string, { term: string; df: number }[]>> {
   const out = new Map<string, { term: string; df: number }[]>();
   const typoable = words.filter((w) => typosAllowed(w) > 0);
   if (typoable.length === 0) return out;
+  for (const w of typoable) out.set(w, []);
   const threshold = Math.min(...typoable.map((w) => trigramThreshold([...w].length, typosAllowed(w))));
   // the connection's own setting (this pool serves the index alone), set when it changes
   const wanted = threshold.toFixed(3);
@@ -775,12 +848,8 @@ async function fuzzyForms(c: Tx, words: string[]): Promise<Map<string, { term: s
   );
   for (const row of r.rows) {
     const word = typoable[Number(row.i) - 1]!;
-    if (!isTypoOf(word, row.term)) continue;
-    let list = out.get(word);
-    if (!list) out.set(word, (list = []));
-    list.push({ term: row.term, df: row.df });
+    if (isTypoOf(word, row.term)) out.get(word)!.push({ term: row.term, df: row.df });
   }
-  for (const [w, list] of out) out.set(w, list.sort((a, b) => b.df - a.df).slice(0, EXPANSIONS));
   return out;
 }
 
