@@ -13,61 +13,64 @@ import { PostgresEngine, SEARCH_BOUNDS, TYPO_CACHE } from "./postgres-engine.js"
 const pgUp = await postgresAvailable();
 const d = pgUp ? describe : describe.skip;
 
-d(pgUp ? "PostgresEngine typo-candidate cache (real PostgreSQL)" : "typo-candidate cache (SKIPPED: no PostgreSQL)", () => {
-  const TTL = 60_000;
-  let now = 1_000_000;
-  let tdb: TestDatabase;
-  let db: Database;
-  let engine: PostgresEngine;
-  /** A second engine on the same index with no cache entry: what a search reads without the cache. */
-  let uncached: () => PostgresEngine;
-  beforeAll(async () => {
-    tdb = await createTestDatabase();
-    const log = createLogger("knowledge-test", "warn");
-    db = await openDatabase({ url: tdb.url, schema: "knowledge", log, poolSize: 3 });
-    engine = new PostgresEngine(db, log, SEARCH_BOUNDS, { maxWords: 100, ttlMs: TTL, now: () => now });
-    uncached = () => new PostgresEngine(db, log, SEARCH_BOUNDS, { ...TYPO_CACHE, now: () => now });
-    await engine.init();
-  });
-  afterAll(async () => {
-    await db?.close();
-    await tdb?.drop();
-  });
-  const ids = async (e: PostgresEngine, q: string) => (await e.search(q, ["post"], 10)).hits.map((h) => h.id);
+d(
+  pgUp ? "PostgresEngine typo-candidate cache (real PostgreSQL)" : "typo-candidate cache (SKIPPED: no PostgreSQL)",
+  () => {
+    const TTL = 60_000;
+    let now = 1_000_000;
+    let tdb: TestDatabase;
+    let db: Database;
+    let engine: PostgresEngine;
+    /** A second engine on the same index with no cache entry: what a search reads without the cache. */
+    let uncached: () => PostgresEngine;
+    beforeAll(async () => {
+      tdb = await createTestDatabase();
+      const log = createLogger("knowledge-test", "warn");
+      db = await openDatabase({ url: tdb.url, schema: "knowledge", log, poolSize: 3 });
+      engine = new PostgresEngine(db, log, SEARCH_BOUNDS, { maxWords: 100, ttlMs: TTL, now: () => now });
+      uncached = () => new PostgresEngine(db, log, SEARCH_BOUNDS, { ...TYPO_CACHE, now: () => now });
+      await engine.init();
+    });
+    afterAll(async () => {
+      await db?.close();
+      await tdb?.drop();
+    });
+    const ids = async (e: PostgresEngine, q: string) => (await e.search(q, ["post"], 10)).hits.map((h) => h.id);
 
-  it("a new typo form is found once the word's entry is older than ttlMs; one gone is dropped at once", async () => {
-    const a = testPost(1, "Connection pooling", "Pool connections with pgbouncer in transaction mode.");
-    await engine.upsert([a]);
-    // "pgbounzer" is one letter off "pgbouncer": found through the trigram query, then cached
-    expect(await ids(engine, "pgbounzer")).toEqual([a.id]);
+    it("a new typo form is found once the word's entry is older than ttlMs; one gone is dropped at once", async () => {
+      const a = testPost(1, "Connection pooling", "Pool connections with pgbouncer in transaction mode.");
+      await engine.upsert([a]);
+      // "pgbounzer" is one letter off "pgbouncer": found through the trigram query, then cached
+      expect(await ids(engine, "pgbounzer")).toEqual([a.id]);
 
-    const b = testPost(2, "Another pooler", "The pgbouncex fork keeps prepared statements.");
-    await engine.upsert([b]);
-    // "pgbouncex" is new to the vocabulary and one letter off "pgbounzer" too: a search that reads
-    // the candidates finds both at once, the cached word only after its entry is ttlMs old
-    expect((await ids(uncached(), "pgbounzer")).sort()).toEqual([a.id, b.id].sort());
-    now += TTL - 1;
-    expect(await ids(engine, "pgbounzer")).toEqual([a.id]);
-    now += 1;
-    expect((await ids(engine, "pgbounzer")).sort()).toEqual([a.id, b.id].sort());
+      const b = testPost(2, "Another pooler", "The pgbouncex fork keeps prepared statements.");
+      await engine.upsert([b]);
+      // "pgbouncex" is new to the vocabulary and one letter off "pgbounzer" too: a search that reads
+      // the candidates finds both at once, the cached word only after its entry is ttlMs old
+      expect((await ids(uncached(), "pgbounzer")).sort()).toEqual([a.id, b.id].sort());
+      now += TTL - 1;
+      expect(await ids(engine, "pgbounzer")).toEqual([a.id]);
+      now += 1;
+      expect((await ids(engine, "pgbounzer")).sort()).toEqual([a.id, b.id].sort());
 
-    // a cached candidate no document holds any more matches nothing, within the entry's life
-    await engine.remove([a.id]);
-    expect(await ids(engine, "pgbounzer")).toEqual([b.id]);
-  });
+      // a cached candidate no document holds any more matches nothing, within the entry's life
+      await engine.remove([a.id]);
+      expect(await ids(engine, "pgbounzer")).toEqual([b.id]);
+    });
 
-  it("a search answered from the cache ranks its hits as one that read the candidates", async () => {
-    await engine.upsert([
-      testPost(10, "Replication slots", "Logical replication slots hold WAL until the subscriber confirms."),
-      testPost(11, "Replicaton lag", "Lag of a replica: replication falls behind under write bursts."),
-      testPost(12, "Slots and lag", "Replicatoin of slots across regions."),
-    ]);
-    const q = "replicatio slots";
-    const first = await engine.search(q, ["post"], 10);
-    const cachedAnswer = await engine.search(q, ["post"], 10); // the words' candidates from the cache
-    const fresh = await uncached().search(q, ["post"], 10);
-    expect(first.hits.length).toBeGreaterThan(1);
-    expect(cachedAnswer).toEqual(fresh);
-    expect(first).toEqual(fresh);
-  });
-});
+    it("a search answered from the cache ranks its hits as one that read the candidates", async () => {
+      await engine.upsert([
+        testPost(10, "Replication slots", "Logical replication slots hold WAL until the subscriber confirms."),
+        testPost(11, "Replicaton lag", "Lag of a replica: replication falls behind under write bursts."),
+        testPost(12, "Slots and lag", "Replicatoin of slots across regions."),
+      ]);
+      const q = "replicatio slots";
+      const first = await engine.search(q, ["post"], 10);
+      const cachedAnswer = await engine.search(q, ["post"], 10); // the words' candidates from the cache
+      const fresh = await uncached().search(q, ["post"], 10);
+      expect(first.hits.length).toBeGreaterThan(1);
+      expect(cachedAnswer).toEqual(fresh);
+      expect(first).toEqual(fresh);
+    });
+  },
+);
