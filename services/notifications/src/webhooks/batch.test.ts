@@ -19,7 +19,8 @@ import { DELIVERY_BATCH, DeliveryWorker } from "./worker.js";
  * deliveries go out DELIVERY_BATCH at a time, in order, and each batch's outcomes are recorded in
  * one transaction (its deliveries share `delivered_at`, the transaction's time); a batch stops at
  * its first failure, the deliveries before it succeeded once, the failed one is retried and the
- * rest of the batch is sent later, each once.
+ * rest of the batch is sent later, each once; the successes of several endpoints answered together are
+ * recorded in one transaction.
  */
 const log = createLogger("notifications-batch-test", "silent");
 const MIGRATIONS_DIR = fileURLToPath(new URL("../store/migrations", import.meta.url));
@@ -169,6 +170,53 @@ if (!pgUp)
       status: 1,
       lag: 12,
     });
+  });
+
+  it("the successes of several endpoints answered together are recorded together: fewer transactions than endpoints", async () => {
+    await db.pool.query("UPDATE webhooks SET disabled_at = now()"); // the earlier tests' endpoints
+    const hooks = ["wh_g1", "wh_g2", "wh_g3", "wh_g4", "wh_g5", "wh_g6"];
+    // the receiver holds every answer until each endpoint's delivery has arrived, then answers them all
+    const held: (() => void)[] = [];
+    const server = createServer((req, res) => {
+      req.resume();
+      req.on("end", () => {
+        held.push(() => res.writeHead(204).end());
+        if (held.length === hooks.length) for (const answer of held) answer();
+      });
+    });
+    servers.push(server);
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/h`;
+    for (const hook of hooks) {
+      await queue(hook, url, 1);
+      // one owner each: an agent's endpoints share SLOTS_PER_AGENT slots
+      await db.pool.query("UPDATE webhooks SET agent_id = $2 WHERE id = $1", [hook, `ag_${hook}`]);
+    }
+    const w = worker(hooks.length);
+    w.start();
+    const delivered = async () =>
+      (
+        await db.pool.query<{ webhook_id: string; status: string; at: string | null; lease: boolean; due: boolean }>(
+          `SELECT d.webhook_id, d.status, (extract(epoch FROM d.delivered_at) * 1000)::text AS at,
+                  w.lease_until IS NOT NULL AS lease, w.next_due_at IS NOT NULL AS due
+           FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.webhook_id = ANY($1::text[])`,
+          [hooks],
+        )
+      ).rows;
+    try {
+      await eventually(
+        async () => expect((await delivered()).map((r) => r.status)).toEqual(hooks.map(() => "succeeded")),
+        10_000,
+        50,
+      );
+    } finally {
+      await w.stop();
+    }
+    const rows = await delivered();
+    // each endpoint's lease released and nothing left due, as when recorded alone
+    expect(rows.map((r) => [r.webhook_id, r.lease, r.due]).sort()).toEqual(hooks.map((h) => [h, false, false]));
+    // recorded alone, each endpoint's success would have its own transaction time
+    expect(new Set(rows.map((r) => r.at)).size).toBeLessThan(hooks.length);
   });
 
   it("endpoints take turns by how long their work waited: one that had caught up is not starved by busy ones", async () => {

@@ -2,6 +2,7 @@ import { WakeLoop } from "../wake-loop.js";
 import type pg from "pg";
 import {
   checkTarget,
+  GroupCommit,
   outboundRequest,
   withTransaction,
   type CheckedTarget,
@@ -148,6 +149,25 @@ interface Sent {
 }
 
 /**
+ * A batch of one endpoint whose attempts all succeeded, quickly but maybe for the last (`slow`),
+ * to record: `unsent` is the rest of the batch (due again at once); with `chain` the endpoint's
+ * next due deliveries are claimed under its lease.
+ */
+interface Success {
+  sent: Sent[];
+  unsent: Claimed[];
+  chain: boolean;
+  slow: boolean;
+}
+
+/**
+ * At most this many endpoints' successes are recorded by one statement, in one transaction
+ * (docs/design/notifications.md#batches): an event queues a delivery for every subscribed
+ * endpoint at once, and their answers come back together.
+ */
+const SUCCESS_BATCH = 64;
+
+/**
  * The webhook delivery worker (Standard Webhooks "Retries"; docs/design/notifications.md#attempts). Work is claimed per endpoint: an endpoint
  * whose next delivery is due (`webhooks.next_due_at`) and that no attempt holds is leased
  * (`lease_until`: attempt deadline + 10 s) with `FOR UPDATE SKIP LOCKED`, so at most one attempt
@@ -175,6 +195,8 @@ export class DeliveryWorker {
   private abort = new AbortController();
   private readonly pendingMax: number;
   private readonly livemode: boolean;
+  /** Successes of the endpoints in flight, recorded together (`recordSuccesses`). */
+  private readonly successes: GroupCommit<Success, Claimed[]>;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -183,6 +205,11 @@ export class DeliveryWorker {
   ) {
     this.pendingMax = opts.pendingMax ?? DEFAULT_PENDING_MAX;
     this.livemode = opts.livemode ?? true;
+    this.successes = new GroupCommit(
+      (items) => this.recordSuccesses(items),
+      async (item) => (await this.recordSuccesses([item]))[0]!,
+      SUCCESS_BATCH,
+    );
     const outcomes = { outcome: ["ok", "status", "timeout", "failed", "aborted"] };
     zeroSeries(webhookAttempts, outcomes);
     zeroSeries(webhookAttemptDuration, outcomes);
@@ -418,7 +445,8 @@ export class DeliveryWorker {
     const attempts = d.attempts + 1;
     const error = publicError(a);
     const slow = !this.quick(a);
-    const lease = this.opts.attemptTimeoutMs + LEASE_MARGIN_MS;
+    // the last attempt succeeded, so every one before it did: recorded with other endpoints' successes
+    if (a.kind === "ok") return this.successes.submit({ sent, unsent, chain: chain && !slow, slow });
     let disabled = false;
     const next = await withTransaction(this.pool, async (tx): Promise<Claimed[]> => {
       const hook = await tx.query("SELECT 1 FROM webhooks WHERE id = $1 FOR UPDATE", [d.webhook_id]);
@@ -428,7 +456,6 @@ export class DeliveryWorker {
           "UPDATE webhook_deliveries SET next_attempt_at = now() WHERE seq = ANY($1::bigint[]) AND status = 'pending'",
           [unsent.map((u) => u.seq)],
         );
-      if (a.kind === "ok") return this.recordSuccess(tx, done, chain && !slow, slow, lease);
       if (done.length > 0) await tx.query(succeeded(1), outcomeParams(done));
       if (a.kind === "aborted") {
         await tx.query("UPDATE webhook_deliveries SET next_attempt_at = now() WHERE seq = $1 AND status = 'pending'", [
@@ -473,34 +500,43 @@ export class DeliveryWorker {
   }
 
   /**
-   * The success path of `record`, in one statement after the endpoint's row lock (the hot path:
-   * one delivery per event and endpoint, docs/design/notifications.md): the deliveries of `done` succeeded;
-   * with `chain`, the endpoint's next due deliveries (up to DELIVERY_BATCH) are claimed under the
-   * same lease and resolved; otherwise (or when none is due) the lease is released and `next_due_at`
-   * set from the other pending deliveries. The statement's CTEs share one snapshot, where `done`
-   * is still pending: it is left out by `seq`.
+   * The success path of `record` for several endpoints at once (the hot path: one delivery per
+   * event and endpoint, docs/design/notifications.md#batches), in one transaction: the endpoints'
+   * rows locked in id order (replicas recording at once never deadlock; an endpoint deleted
+   * meanwhile is left out and answers []), their unsent deliveries due again, then one statement
+   * (RECORD_SUCCESSES): every delivery sent succeeded; an endpoint with `chain` claims its next due
+   * deliveries (up to DELIVERY_BATCH) under the same lease, resolved per item in order; the others
+   * (or when none is due) release the lease and set `next_due_at` from their other pending deliveries.
    */
-  private async recordSuccess(tx: Tx, done: Sent[], chain: boolean, slow: boolean, lease: number): Promise<Claimed[]> {
-    const r = await tx.query<Claimed>(
-      `WITH done AS (${succeeded(2)}),
-       nxt AS (
-         UPDATE webhook_deliveries d SET next_attempt_at = now() + ($5::int * interval '1 millisecond')
-         FROM webhooks w, (
-           SELECT seq, next_attempt_at AS due_at FROM webhook_deliveries
-           WHERE $6 AND webhook_id = $1 AND status = 'pending' AND next_attempt_at <= now() AND seq <> ALL($2::bigint[])
-           ORDER BY next_attempt_at, seq LIMIT $8) due
-         WHERE w.id = $1 AND w.disabled_at IS NULL AND d.seq = due.seq
-         RETURNING ${CLAIMED}, false AS slow, due.due_at),
-       hook AS (
-         UPDATE webhooks w SET window_full = false,
-                lease_until = CASE WHEN EXISTS (SELECT 1 FROM nxt) THEN now() + ($5::int * interval '1 millisecond') END,
-                slow = CASE WHEN EXISTS (SELECT 1 FROM nxt) THEN false ELSE $7 END,
-                next_due_at = CASE WHEN EXISTS (SELECT 1 FROM nxt) THEN w.next_due_at ELSE ${nextDue("$2::bigint[]")} END
-         WHERE w.id = $1)
-       SELECT * FROM nxt`,
-      [done[0]!.d.webhook_id, ...outcomeParams(done), lease, chain, slow, DELIVERY_BATCH],
-    );
-    return batches(r.rows)[0] ?? [];
+  private async recordSuccesses(items: Success[]): Promise<Claimed[][]> {
+    const lease = this.opts.attemptTimeoutMs + LEASE_MARGIN_MS;
+    const hookOf = (x: Success) => x.sent[0]!.d.webhook_id;
+    return withTransaction(this.pool, async (tx) => {
+      const ids = [...new Set(items.map(hookOf))].sort();
+      const locked = await tx.query<{ id: string }>(
+        "SELECT id FROM webhooks WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE",
+        [ids],
+      );
+      const present = new Set(locked.rows.map((r) => r.id));
+      const live = items.filter((x) => present.has(hookOf(x)));
+      if (live.length === 0) return items.map(() => []);
+      const unsent = live.flatMap((x) => x.unsent.map((u) => u.seq));
+      if (unsent.length > 0)
+        await tx.query(
+          "UPDATE webhook_deliveries SET next_attempt_at = now() WHERE seq = ANY($1::bigint[]) AND status = 'pending'",
+          [unsent],
+        );
+      const r = await tx.query<Claimed>(RECORD_SUCCESSES, [
+        ...outcomeParams(live.flatMap((x) => x.sent)),
+        live.map(hookOf),
+        live.map((x) => x.chain),
+        live.map((x) => x.slow),
+        lease,
+        DELIVERY_BATCH,
+      ]);
+      const next = new Map(batches(r.rows).map((b) => [b[0]!.webhook_id, b]));
+      return items.map((x) => next.get(hookOf(x)) ?? []);
+    });
   }
 
   /** Fails `d` for good, disables its endpoint and every pending delivery of it, tells the owner. */
@@ -594,6 +630,34 @@ function succeeded(first: number): string {
           FROM unnest(${seq}::bigint[], ${attempts}::int[], ${code}::int[]) AS o(seq, attempts, code)
           WHERE d.seq = o.seq`;
 }
+
+/**
+ * SQL recording the successes of several endpoints (DeliveryWorker `recordSuccesses`): `$1`–`$3`
+ * the deliveries sent (`outcomeParams`), `$4`–`$6` per endpoint its id, whether it chains and
+ * whether its last attempt was slow, `$7` the lease (ms), `$8` DELIVERY_BATCH. Its CTEs share one
+ * snapshot, in which the deliveries sent are still pending: they are left out by `seq`.
+ */
+const RECORD_SUCCESSES = `
+  WITH done AS (${succeeded(1)}),
+  e AS (SELECT * FROM unnest($4::text[], $5::boolean[], $6::boolean[]) AS e(id, chain, slow)),
+  nxt AS (
+    UPDATE webhook_deliveries d SET next_attempt_at = now() + ($7::int * interval '1 millisecond')
+    FROM e CROSS JOIN LATERAL (
+           SELECT seq, next_attempt_at AS due_at FROM webhook_deliveries
+           WHERE e.chain AND webhook_id = e.id AND status = 'pending' AND next_attempt_at <= now() AND seq <> ALL($1::bigint[])
+           ORDER BY next_attempt_at, seq LIMIT $8) due
+         JOIN webhooks w ON w.id = e.id
+    WHERE w.disabled_at IS NULL AND d.seq = due.seq
+    RETURNING ${CLAIMED}, false AS slow, due.due_at),
+  hook AS (
+    UPDATE webhooks w SET window_full = false,
+           lease_until = CASE WHEN EXISTS (SELECT 1 FROM nxt WHERE nxt.webhook_id = w.id)
+                              THEN now() + ($7::int * interval '1 millisecond') END,
+           slow = CASE WHEN EXISTS (SELECT 1 FROM nxt WHERE nxt.webhook_id = w.id) THEN false ELSE e.slow END,
+           next_due_at = CASE WHEN EXISTS (SELECT 1 FROM nxt WHERE nxt.webhook_id = w.id) THEN w.next_due_at
+                              ELSE ${nextDue("$1::bigint[]")} END
+    FROM e WHERE w.id = e.id)
+  SELECT * FROM nxt`;
 
 /** The parameters of `succeeded` for `done`: `seq`s, attempt counts (this one included), statuses. */
 function outcomeParams(done: Sent[]): [string[], number[], number[]] {
