@@ -12,6 +12,7 @@ import {
 } from "../engine.js";
 import { analyze, bestSnippet, bigramsOf, isCjk, queryTerms, STOPWORDS } from "../text.js";
 import { isTypoOf, typosAllowed } from "../typos.js";
+import { RESULT_CACHE, ResultCache, type ResultCacheOptions } from "./result-cache.js";
 import { lexemeLiteral, lexemesLiteral, orQuery, tsvectorLiteral } from "./tsvector.js";
 
 /** The knowledge schema's migrations (the PostgreSQL engine's index). */
@@ -161,18 +162,26 @@ export class PostgresEngine implements SearchEngine {
 
   /** Typo candidates by query word, with when they were read (TypoCacheOptions). */
   private readonly typoCache: LRUCache<string, { terms: string[]; at: number }>;
+  private readonly typos: TypoCacheOptions;
   private readonly now: () => number;
+  /** Answers of `all` searches by normalised query (docs/design/search-and-translation.md#result-cache). */
+  private readonly results: ResultCache;
 
-  /** `bounds`: how far a search reads (SEARCH_BOUNDS; tests lower them); `typos`: the typo-candidate cache (TYPO_CACHE). */
+  /**
+   * `bounds`: how far a search reads (SEARCH_BOUNDS; tests lower them); `caches`: the
+   * typo-candidate cache (TYPO_CACHE) and the result cache (RESULT_CACHE).
+   */
   constructor(
     private readonly db: Database,
     private readonly log: Logger,
     private readonly bounds: SearchBounds = SEARCH_BOUNDS,
-    private readonly typos: TypoCacheOptions = TYPO_CACHE,
+    caches: { typos?: TypoCacheOptions; results?: ResultCacheOptions } = {},
   ) {
     this.boundedSql = boundedSql(bounds);
-    this.typoCache = new LRUCache({ max: Math.max(1, typos.maxWords) });
-    this.now = typos.now ?? Date.now;
+    this.typos = caches.typos ?? TYPO_CACHE;
+    this.typoCache = new LRUCache({ max: Math.max(1, this.typos.maxWords) });
+    this.now = this.typos.now ?? Date.now;
+    this.results = new ResultCache(caches.results ?? RESULT_CACHE);
   }
 
   /** The fresh cached typo candidates of each of `words` that has them. */
@@ -279,6 +288,8 @@ export class PostgresEngine implements SearchEngine {
     const byId = new Map(docs.map((d) => [d.id, prepare(d)]));
     if (byId.size === 0 && eventId === undefined) return;
     const ids = [...byId.keys()].sort();
+    /** The terms of the documents changed, before and after: the cached answers they may change. */
+    const touched: string[] = [];
     await withTransaction(this.db.pool, async (tx) => {
       await this.lock(tx);
       const old = await tx.query<{ id: string; kind: string; url: string; tags: string[]; h: string; terms: string[] }>(
@@ -302,6 +313,7 @@ export class PostgresEngine implements SearchEngine {
           add(p.terms, 1);
         }
         changed.push(p);
+        touched.push(...p.terms, ...(o?.terms ?? []));
       }
       if (changed.length > 0)
         await tx.query(
@@ -329,24 +341,34 @@ export class PostgresEngine implements SearchEngine {
       await applyDelta(tx, delta);
       await advance(tx, added, eventId);
     });
+    if (touched.length > 0) this.results.invalidate(touched);
   }
 
   /** See SearchEngine.retag: one row's `tags` rewritten under the write lock; the event recorded as applied. */
   async retag(id: string, retag: (tags: string[]) => string[] | undefined, eventId?: string): Promise<boolean> {
-    return withTransaction(this.db.pool, async (tx) => {
+    let touched: string[] = [];
+    const done = await withTransaction(this.db.pool, async (tx) => {
       await this.lock(tx);
       const old = (await tx.query<{ tags: string[] }>("SELECT tags FROM documents WHERE id = $1", [id])).rows[0];
       const tags = old ? retag(old.tags)?.map((t) => t.toLowerCase()) : undefined;
       if (!old || !tags) return false;
-      if (tags.join(" ") !== old.tags.join(" "))
-        await tx.query("UPDATE documents SET tags = $2 WHERE id = $1", [id, tags]);
+      if (tags.join(" ") !== old.tags.join(" ")) {
+        const r = await tx.query<{ terms: string[] }>(
+          "UPDATE documents SET tags = $2 WHERE id = $1 RETURNING tsvector_to_array(tsv) AS terms",
+          [id, tags],
+        );
+        touched = r.rows[0]?.terms ?? [];
+      }
       await advance(tx, 0, eventId);
       return true;
     });
+    if (touched.length > 0) this.results.invalidate(touched);
+    return done;
   }
 
   async remove(ids: string[], eventId?: string): Promise<void> {
     if (ids.length === 0 && eventId === undefined) return;
+    const touched: string[] = [];
     await withTransaction(this.db.pool, async (tx) => {
       await this.lock(tx);
       const gone = await tx.query<{ terms: string[] }>(
@@ -355,9 +377,11 @@ export class PostgresEngine implements SearchEngine {
       );
       const delta = new Map<string, number>();
       for (const r of gone.rows) for (const t of r.terms) delta.set(t, (delta.get(t) ?? 0) - 1);
+      for (const r of gone.rows) touched.push(...r.terms);
       await applyDelta(tx, delta);
       await advance(tx, -gone.rows.length, eventId);
     });
+    if (touched.length > 0) this.results.invalidate(touched);
   }
 
   async search(q: string, tags: string[], limit: number, opts: SearchOptions = {}): Promise<SearchResult> {
@@ -365,6 +389,11 @@ export class PostgresEngine implements SearchEngine {
     let words = queryTerms(q);
     if (opts.match === "any") words = words.filter((t) => !STOPWORDS.has(t) && !(isCjk(t) && [...t].length < 2));
     if (words.length === 0) return q.trim() === "" ? this.list(want, limit) : { hits: [], total: 0 };
+    // `all` answers come from the result cache while no write here touched their terms (docs/design/search-and-translation.md#result-cache)
+    const key = opts.match === "any" ? undefined : ResultCache.key(words, want, limit);
+    const cached = key === undefined ? undefined : this.results.get(key);
+    if (cached) return cached;
+    const version = this.results.current;
     const c = await this.db.pool.connect();
     // a connection lost while checked out must fail this search, not crash the process, and is
     // never pooled again (as platform's withTransaction does)
@@ -380,11 +409,16 @@ export class PostgresEngine implements SearchEngine {
         inPooledTransaction.add(c);
       }
       await withoutJit(c, pooled);
+      let forms: Forms[] = [];
       const result =
         opts.match === "any"
           ? await this.any(c, words, want, limit, opts.minScore ?? 0)
-          : await this.all(c, words, want, limit);
+          : await this.all(c, words, want, limit, (f) => (forms = f));
       if (pooled) await c.query("COMMIT");
+      if (key !== undefined) {
+        const terms = forms.flatMap((f) => [f.word, ...f.exact, ...f.fuzzy, ...f.bigrams]);
+        this.results.set(key, result, terms, words.at(-1)!, version);
+      }
       return result;
     } catch (err) {
       lost ??= isDatabaseUnavailable(err) ? (err as Error) : undefined;
@@ -441,8 +475,15 @@ export class PostgresEngine implements SearchEngine {
    * documents may match (the words' reach), the candidates are bounded (`boundedSql`, docs/design/search-and-translation.md#bounded-candidates);
    * otherwise every match is a candidate and `total` is exact.
    */
-  private async all(c: Tx, words: string[], tags: string[], limit: number): Promise<SearchResult> {
+  private async all(
+    c: Tx,
+    words: string[],
+    tags: string[],
+    limit: number,
+    read: (forms: Forms[]) => void = () => {},
+  ): Promise<SearchResult> {
     const { forms, n } = await this.expand(c, words, true);
+    read(forms);
     if (forms.some((f) => f.exact.length + f.fuzzy.length + f.bigrams.length === 0)) return { hits: [], total: 0 };
     const q = allQuery(forms, n);
     const { exactMatches } = this.bounds;

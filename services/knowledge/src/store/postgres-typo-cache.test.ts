@@ -27,8 +27,14 @@ d(
       tdb = await createTestDatabase();
       const log = createLogger("knowledge-test", "warn");
       db = await openDatabase({ url: tdb.url, schema: "knowledge", log, poolSize: 3 });
-      engine = new PostgresEngine(db, log, SEARCH_BOUNDS, { maxWords: 100, ttlMs: TTL, now: () => now });
-      uncached = () => new PostgresEngine(db, log, SEARCH_BOUNDS, { ...TYPO_CACHE, now: () => now });
+      // the result cache off: every search here reads its word forms
+      const results = { maxEntries: 0, ttlMs: 0 };
+      engine = new PostgresEngine(db, log, SEARCH_BOUNDS, {
+        typos: { maxWords: 100, ttlMs: TTL, now: () => now },
+        results,
+      });
+      uncached = () =>
+        new PostgresEngine(db, log, SEARCH_BOUNDS, { typos: { ...TYPO_CACHE, now: () => now }, results });
       await engine.init();
     });
     afterAll(async () => {
