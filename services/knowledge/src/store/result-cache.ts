@@ -85,8 +85,10 @@ export class ResultCache {
   invalidate(terms: Iterable<string>): void {
     if (!this.lru) return;
     this.version++;
+    // nothing cached (a rebuild before any search): no term to look up
+    if (this.lru.size === 0) return;
     const keys = new Set<string>();
-    for (const t of terms) {
+    for (const t of new Set(terms)) {
       for (const k of this.byTerm.get(t) ?? []) keys.add(k);
       for (let i = 1; i <= t.length; i++) for (const k of this.byPrefix.get(t.slice(0, i)) ?? []) keys.add(k);
     }
