@@ -39,6 +39,7 @@
 // that (the tree's CPU falling below a quarter of a core, at most BENCH_MIX_SETTLE_MAX_S: 300 s,
 // full 1800 s) before loading.
 // BENCH_MIX_SEED_ONLY=1 seeds, prints the seeding times and stops (e.g. to time the full sizes' seeding).
+// BENCH_MIX_PROF_DIR=<folder>: every service process writes a CPU profile of each step there.
 // Push and faults (docs/design/tests.md#mixed-load-bench): delivery lag of the healthy receivers
 // (arrival − the event's occurred time), events they missed after the drain, the feed's lag
 // (recorded − occurred), the gateways' idle CPU with and without the SSE streams, and in the kill
@@ -83,7 +84,7 @@ import {
 } from "./lib/mix-model.mjs";
 import { waitQuiet } from "./lib/proctree.mjs";
 import { gatewayHotCursors, randomHotCursors } from "./lib/scale.mjs";
-import { freePort, startSystem } from "./lib/system.mjs";
+import { cpuProfileEnv, freePort, startSystem } from "./lib/system.mjs";
 
 const root = fileURLToPath(new URL("../../", import.meta.url));
 const env = process.env;
@@ -134,6 +135,14 @@ const WORDS = [
   "hot list",
   "keeps",
 ];
+
+/**
+ * With BENCH_MIX_PROF_DIR, starts or stops (SIGUSR2, lib/cpu-profile-hook.cjs) a CPU profile in
+ * every service process: one profile per process and step, `<service>-main_js-<pid>-<step − 1>.cpuprofile`.
+ */
+function profile(procs) {
+  if (env.BENCH_MIX_PROF_DIR) for (const p of procs) process.kill(p.pid, "SIGUSR2");
+}
 
 /** A fetch with a timeout; resolves `{ status, ms }` (status 0 = network error or timeout). */
 async function timed(url, init) {
@@ -430,6 +439,7 @@ async function runTopology(topo, infra, data, sql) {
     mode: "distributed",
     root,
     port,
+    env: cpuProfileEnv(env.BENCH_MIX_PROF_DIR),
     infraEnv: {
       ...infra.env,
       REPLICAS_GATEWAY: String(topo.gateways),
@@ -490,8 +500,10 @@ async function runTopology(topo, infra, data, sql) {
       const served0 = await Promise.all(procs.map((p) => requestsServed(p.metrics)));
       const db0 = await dbSample(sql, infra.database);
       const cpu0 = cpuSample(procs, infra.database);
+      profile(procs);
       const load = await openLoop(rate, origins, data);
       const cpu1 = cpuSample(procs, infra.database);
+      profile(procs);
       const db1 = await dbSample(sql, infra.database);
       const served1 = await Promise.all(procs.map((p) => requestsServed(p.metrics)));
       const cpu = cpuDelta(procs, cpu0, cpu1);
