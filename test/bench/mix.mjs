@@ -47,8 +47,8 @@
 // Prints progress on stderr and the markdown report on stdout; writes
 // test/bench/results/mix-latest.{json,md}. Exits 1 when a topology failed to run.
 // Not part of the test suite (minutes of load); test/bench/mix-model.test.ts checks its arithmetic.
-import { setMaxListeners } from "node:events";
 import { mkdirSync, writeFileSync } from "node:fs";
+import { Worker } from "node:worker_threads";
 import os from "node:os";
 import { monitorEventLoopDelay } from "node:perf_hooks";
 import { join } from "node:path";
@@ -275,22 +275,26 @@ async function openLoop(rate, origins, data, seconds = CFG.stepS, mid = null) {
   };
 }
 
-/** Opens `n` idle SSE streams spread over the gateways; returns a function that closes them. */
+/**
+ * Opens `n` idle SSE streams spread over the gateways, read in a thread of their own
+ * (lib/streams-worker.mjs): `opened()` is how many answered 200 so far, `close()` ends them all.
+ */
 function openStreams(n, origins, agents) {
-  const ctl = new AbortController();
-  // one signal for every stream: 2,000 abort listeners are expected, not a leak
-  setMaxListeners(n + 16, ctl.signal);
+  const worker = new Worker(new URL("./lib/streams-worker.mjs", import.meta.url), {
+    workerData: { n, origins, keys: agents.map((a) => a.apiKey) },
+  });
   let open = 0;
-  for (let i = 0; i < n; i++) {
-    const url = `${origins[i % origins.length]}/v1/events/stream`;
-    fetch(url, { headers: { authorization: `Bearer ${agents[i % agents.length].apiKey}` }, signal: ctl.signal })
-      .then(async (res) => {
-        if (res.ok) open++;
-        for await (const _ of res.body) void _; // read (and drop) events until closed
-      })
-      .catch(() => undefined);
-  }
-  return { close: () => ctl.abort(), opened: () => open };
+  worker.on("message", (m) => {
+    if (m.type === "open") open = m.open;
+  });
+  worker.on("error", (err) => log(`SSE streams' thread failed: ${err}`));
+  return {
+    close: () => {
+      worker.postMessage("close");
+      void worker.terminate();
+    },
+    opened: () => open,
+  };
 }
 
 /**

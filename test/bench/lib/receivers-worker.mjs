@@ -1,5 +1,5 @@
 // The webhook receivers of `npm run bench:mix` in their own thread (docs/design/tests.md#mixed-load-bench): the bench
-// client's main thread also runs the open-loop load and reads the SSE streams, and a receiver
+// client's main thread also runs the open-loop load, and a receiver
 // answering from that busy event loop adds its delay to every attempt of the delivery worker
 // (measured: p50 12–15 ms, p99 135–317 ms), so the bench measured its own client, not APS. Here
 // each receiver answers from an event loop that does nothing else; what arrived is sent to the

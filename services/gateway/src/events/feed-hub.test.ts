@@ -32,6 +32,33 @@ const seqs = (events: readonly HubEvent[]) => events.map((e) => Number(e.seq));
 
 /** The shared feed reader (docs/design/events.md#event-stream-sse). */
 describe("FeedHub", () => {
+  it("hands a read's events to many listeners over several turns of the event loop, each once, in order", async () => {
+    const f = feed();
+    const hub = new FeedHub(f, render, { pollMs: 10 });
+    hub.acquire();
+    await hub.fresh();
+    const n = 450;
+    const got: number[][] = Array.from({ length: n }, () => []);
+    /** How many listeners had been called when an immediate queued by the first one ran. */
+    let calledWhenOtherWorkRan: number | undefined;
+    let called = 0;
+    got.forEach((g, i) =>
+      hub.join(0n, (events) => {
+        if (events.length === 0) return;
+        called++;
+        g.push(...seqs(events));
+        if (i === 0) setImmediate(() => (calledWhenOtherWorkRan ??= called));
+      }),
+    );
+    f.add(3);
+    await waitUntil("every listener's three events", () => got.every((g) => g.length === 3), { timeoutMs: 10_000 });
+    expect(got.every((g) => g.join() === "1,2,3")).toBe(true);
+    // other work ran between the first listener and the last: the fan-out did not hold the loop
+    expect(calledWhenOtherWorkRan).toBeGreaterThan(0);
+    expect(calledWhenOtherWorkRan).toBeLessThan(n);
+    hub.release();
+  });
+
   it("starts at the feed's head and fans each new event out to every live listener with one read", async () => {
     const f = feed();
     f.add(5);

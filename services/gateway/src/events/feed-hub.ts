@@ -40,6 +40,8 @@ export interface FeedHubOptions {
 const MAX_BACKOFF_MS = 5_000;
 /** Most often a failing read is logged, ms. */
 const LOG_EVERY_MS = 30_000;
+/** Live streams written to in one turn of the event loop (FeedHub `fanOut`). */
+const FAN_OUT_SLICE = 100;
 
 /**
  * The gateway's one reader of the public feed (docs/design/events.md#event-stream-sse): while at least one
@@ -223,7 +225,21 @@ export class FeedHub {
     }
     if (drop > 0) this.ring = this.ring.slice(drop);
     this.headSeq = head;
-    if (events.length > 0 || head !== before) for (const l of [...this.listeners]) l(events, head);
+    if (events.length > 0 || head !== before) await this.fanOut(events, head);
     return full;
+  }
+
+  /**
+   * Hands `events` to every live listener, FAN_OUT_SLICE at a time with the event loop's other
+   * work (requests, answers) between slices: a write per stream, for 2,000 streams, held the loop
+   * for tens of ms at every read (docs/design/events.md#event-stream-sse). A listener that joins
+   * meanwhile replays these events from the ring; one that leaves meanwhile is skipped.
+   */
+  private async fanOut(events: readonly HubEvent[], head: bigint): Promise<void> {
+    const listeners = [...this.listeners];
+    for (let i = 0; i < listeners.length; i += FAN_OUT_SLICE) {
+      if (i > 0) await new Promise<void>((resolve) => setImmediate(resolve));
+      for (const l of listeners.slice(i, i + FAN_OUT_SLICE)) if (this.listeners.has(l)) l(events, head);
+    }
   }
 }
