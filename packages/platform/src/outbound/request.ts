@@ -42,15 +42,89 @@ export interface OutboundOutcome {
   ms: number;
 }
 
+/** Tuning of `OutboundConnections`; the defaults are the webhook worker's. */
+export interface OutboundConnectionOptions {
+  /** Targets (URL origin and checked address) with a pool kept at once; the least recently used is closed beyond it (default 256). */
+  maxTargets?: number;
+  /** An idle connection is closed after this long, ms (default 4,000; sooner when the server's `Keep-Alive: timeout` says so). */
+  idleMs?: number;
+  /**
+   * Idle connections kept per target (default 4). Connections in use are not capped here: many
+   * endpoints may share one host, and the caller bounds its requests in flight.
+   */
+  maxIdlePerTarget?: number;
+}
+
+/**
+ * Kept-alive connections for outbound requests, one pool per target
+ * (docs/design/notifications.md#attempts): a pool is keyed by the URL's scheme, host name and port
+ * and by the address the SSRF guard checked, so a connection is only ever reused for a request to
+ * that same checked address (a new address after a DNS change opens a new pool). At most
+ * `maxTargets` pools (least recently used closed first), each keeping at most `maxIdlePerTarget`
+ * idle connections, each closed after `idleMs` idle: at most 1,024 idle connections by default. Without it every exchange opens
+ * a connection (and, for `https:`, a TLS handshake) of its own.
+ */
+export class OutboundConnections {
+  private readonly pools = new Map<string, http.Agent>();
+  private readonly maxTargets: number;
+  private readonly idleMs: number;
+  private readonly maxIdle: number;
+
+  constructor(opts: OutboundConnectionOptions = {}) {
+    this.maxTargets = opts.maxTargets ?? 256;
+    this.idleMs = opts.idleMs ?? 4_000;
+    this.maxIdle = opts.maxIdlePerTarget ?? 4;
+  }
+
+  /** The pool (an http or https `Agent` with keep-alive) for `target`, created on first use. */
+  agentFor(target: CheckedTarget): http.Agent {
+    const { protocol, hostname, port } = target.url;
+    const key = `${protocol}//${hostname}:${port}@${target.address}`;
+    let agent = this.pools.get(key);
+    if (agent) {
+      this.pools.delete(key); // most recently used last
+    } else {
+      const opts = { keepAlive: true, maxFreeSockets: this.maxIdle, timeout: this.idleMs };
+      agent = protocol === "https:" ? new https.Agent(opts) : new http.Agent(opts);
+      const oldest = this.pools.size >= this.maxTargets ? this.pools.keys().next().value : undefined;
+      if (oldest !== undefined) {
+        this.pools.get(oldest)?.destroy();
+        this.pools.delete(oldest);
+      }
+    }
+    this.pools.set(key, agent);
+    return agent;
+  }
+
+  /** Targets with a pool now (tests, metrics). */
+  get size(): number {
+    return this.pools.size;
+  }
+
+  /** Closes every pool's connections (a worker's stop); later requests open new ones. */
+  close(): void {
+    for (const agent of this.pools.values()) agent.destroy();
+    this.pools.clear();
+  }
+}
+
 /**
  * Sends `req` to the checked address of `target` (TLS still verifies the URL's host name: the
  * pinned lookup only fixes the address, so DNS rebinding cannot move the connection after the
- * guard), on a fresh connection (`agent: false`), under one deadline over the whole exchange
- * (docs/design/notifications.md#attempts). It ends at the answer's end, as soon as more than `maxBytes` of answer arrived (the
- * connection is then closed, `truncated` is set and `body` keeps the first `maxBytes`), at the deadline
- * (`timeout`) or when `signal` aborts (`aborted`). Redirects are not followed. Never rejects.
+ * guard), under one deadline over the whole exchange (docs/design/notifications.md#attempts): on
+ * a connection of `connections` kept for that address (an answer read to its end leaves it open
+ * for the next request), or on a fresh one closed after the exchange when `connections` is absent.
+ * A kept connection the server closed just as the request went out (ECONNRESET or EPIPE before any
+ * answer) is retried once on a new connection. It ends at the answer's end, as soon as more than
+ * `maxBytes` of answer arrived (the connection is then closed, `truncated` is set and `body` keeps
+ * the first `maxBytes`), at the deadline (`timeout`) or when `signal` aborts (`aborted`).
+ * Redirects are not followed. Never rejects.
  */
-export function outboundRequest(target: CheckedTarget, req: OutboundRequest): Promise<OutboundOutcome> {
+export function outboundRequest(
+  target: CheckedTarget,
+  req: OutboundRequest,
+  connections?: OutboundConnections,
+): Promise<OutboundOutcome> {
   const pinned: LookupFunction = (_host, options, cb) => {
     if ((options as { all?: boolean }).all)
       (cb as (e: null, a: { address: string; family: number }[]) => void)(null, [
@@ -63,7 +137,10 @@ export function outboundRequest(target: CheckedTarget, req: OutboundRequest): Pr
   const { signal } = req;
   return new Promise<OutboundOutcome>((resolve) => {
     let settled = false;
+    let request: http.ClientRequest | undefined;
     let res: http.IncomingMessage | undefined;
+    let ended = false;
+    let retried = false;
     const chunks: Buffer[] = [];
     let read = 0;
     let truncated = false;
@@ -72,8 +149,11 @@ export function outboundRequest(target: CheckedTarget, req: OutboundRequest): Pr
       settled = true;
       clearTimeout(deadline);
       signal?.removeEventListener("abort", onAbort);
-      res?.destroy();
-      request.destroy();
+      if (!ended) {
+        // cut short (deadline, abort, too long, an error): the connection is not reused
+        res?.destroy();
+        request?.destroy();
+      }
       const body = Buffer.concat(chunks);
       resolve({
         kind,
@@ -90,10 +170,8 @@ export function outboundRequest(target: CheckedTarget, req: OutboundRequest): Pr
       () => finish("timeout", `no complete answer within ${req.deadlineMs} ms`),
       req.deadlineMs,
     );
-    const request = mod.request(
-      target.url,
-      { method: req.method, headers: req.headers, lookup: pinned, agent: false },
-      (r) => {
+    const send = (agent: http.Agent | false): void => {
+      request = mod.request(target.url, { method: req.method, headers: req.headers, lookup: pinned, agent }, (r) => {
         res = r;
         const code = r.statusCode ?? 0;
         const done = () => finish(code >= 200 && code < 300 ? "ok" : "status");
@@ -105,13 +183,29 @@ export function outboundRequest(target: CheckedTarget, req: OutboundRequest): Pr
             done();
           }
         });
-        r.on("end", done);
+        r.on("end", () => {
+          ended = true;
+          done();
+        });
         r.on("error", (e) => finish("failed", e.message));
-      },
-    );
-    request.on("error", (e) => finish("failed", e.message));
-    if (signal?.aborted) onAbort();
-    else signal?.addEventListener("abort", onAbort);
-    request.end(req.body);
+      });
+      const sent = request;
+      sent.on("error", (e: NodeJS.ErrnoException) => {
+        if (settled || sent !== request) return;
+        if (sent.reusedSocket && !res && !retried && (e.code === "ECONNRESET" || e.code === "EPIPE")) {
+          retried = true; // the server closed the kept connection as the request went out
+          send(connections ? connections.agentFor(target) : false);
+          return;
+        }
+        finish("failed", e.message);
+      });
+      sent.end(req.body);
+    };
+    if (signal?.aborted) {
+      onAbort();
+      return;
+    }
+    signal?.addEventListener("abort", onAbort);
+    send(connections ? connections.agentFor(target) : false);
   });
 }

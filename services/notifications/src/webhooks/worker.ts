@@ -4,6 +4,7 @@ import {
   checkTarget,
   GroupCommit,
   outboundRequest,
+  OutboundConnections,
   withTransaction,
   type CheckedTarget,
   type Logger,
@@ -197,6 +198,8 @@ export class DeliveryWorker {
   private readonly livemode: boolean;
   /** Successes of the endpoints in flight, recorded together (`recordSuccesses`). */
   private readonly successes: GroupCommit<Success, Claimed[]>;
+  /** Kept-alive connections to the endpoints (docs/design/notifications.md#attempts). */
+  private readonly connections = new OutboundConnections();
 
   constructor(
     private readonly pool: pg.Pool,
@@ -246,6 +249,7 @@ export class DeliveryWorker {
     this.abort.abort();
     await claiming;
     await Promise.all([...this.inFlight.values()]);
+    this.connections.close();
   }
 
   /** Fills the free slots with claimed endpoints until nothing more is due. */
@@ -427,7 +431,7 @@ export class DeliveryWorker {
   private post(target: CheckedTarget, d: Claimed): Promise<AttemptOutcome> {
     const secrets = d.previous_secret ? [d.secret, d.previous_secret] : [d.secret];
     const headers = signedHeaders(secrets, d.id, Math.floor(Date.now() / 1000), d.body);
-    return sendAttempt(target, d.body, headers, this.opts.attemptTimeoutMs, this.abort.signal);
+    return sendAttempt(target, d.body, headers, this.opts.attemptTimeoutMs, this.abort.signal, this.connections);
   }
 
   /**
@@ -569,7 +573,8 @@ export class DeliveryWorker {
 
 /**
  * One POST of `body` with `signed` (the Standard Webhooks headers) to the checked address (TLS
- * still verifies the URL's host name), on a fresh connection, under a hard deadline of
+ * still verifies the URL's host name), on a connection of `connections` kept for that address (a
+ * fresh one without it), under a hard deadline of
  * `deadlineMs` over the whole exchange (docs/design/notifications.md#attempts): it ends at the answer's
  * end, after ANSWER_MAX_BYTES of answer (the connection is then closed), at the deadline
  * (`timeout`, whatever arrived so far) or when `signal` aborts (`aborted`). Never rejects.
@@ -580,16 +585,21 @@ export async function sendAttempt(
   signed: Record<string, string>,
   deadlineMs: number,
   signal: AbortSignal,
+  connections?: OutboundConnections,
 ): Promise<AttemptOutcome> {
   const headers = { ...signed, "content-type": "application/json", "user-agent": "APS-Webhooks/1" };
-  const o = await outboundRequest(target, {
-    method: "POST",
-    headers,
-    body,
-    deadlineMs,
-    maxBytes: ANSWER_MAX_BYTES,
-    signal,
-  });
+  const o = await outboundRequest(
+    target,
+    {
+      method: "POST",
+      headers,
+      body,
+      deadlineMs,
+      maxBytes: ANSWER_MAX_BYTES,
+      signal,
+    },
+    connections,
+  );
   return { kind: o.kind, statusCode: o.statusCode, detail: o.detail, ms: o.ms };
 }
 
