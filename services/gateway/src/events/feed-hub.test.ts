@@ -1,6 +1,6 @@
 import type { notifications } from "@aps/proto";
 import { waitUntil } from "@aps/testkit";
-import { FeedHub, type FeedSource, type HubEvent } from "./feed-hub.js";
+import { FeedHub, readInterval, type FeedSource, type HubEvent } from "./feed-hub.js";
 
 /** An in-memory feed: `seq` 1…n, every call counted. */
 function feed() {
@@ -57,6 +57,28 @@ describe("FeedHub", () => {
     expect(calledWhenOtherWorkRan).toBeGreaterThan(0);
     expect(calledWhenOtherWorkRan).toBeLessThan(n);
     hub.release();
+  });
+
+  it("reads less often when its live streams would take more than streamWritesPerS writes a second", async () => {
+    expect([readInterval(0, 500, 2_000), readInterval(1_000, 500, 2_000), readInterval(2_000, 500, 2_000)]).toEqual([
+      500, 500, 1_000,
+    ]);
+    const f = feed();
+    const at: number[] = [];
+    const timed: FeedSource = {
+      listEvents: (req) => (at.push(performance.now()), f.listEvents(req)),
+    };
+    // 4 streams at 100 writes/s: a read every 40 ms, not every 5
+    const hub = new FeedHub(timed, render, { pollMs: 5, streamWritesPerS: 100 });
+    hub.acquire();
+    await hub.fresh();
+    for (let i = 0; i < 4; i++) hub.join(0n, () => undefined);
+    const from = at.length;
+    await waitUntil("five more reads", () => at.length >= from + 5, { timeoutMs: 10_000 });
+    hub.release();
+    const gaps = at.slice(from).map((t, i, a) => (i === 0 ? Infinity : t - a[i - 1]!));
+    // a timer does not fire before its time (bar a millisecond of rounding): 36, not 40
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(36);
   });
 
   it("starts at the feed's head and fans each new event out to every live listener with one read", async () => {

@@ -33,6 +33,8 @@ export interface FeedHubOptions {
   /** Recent events kept for streams that join the live fan-out after catching up (default 1,024 events / 4 MiB). */
   ringEvents?: number;
   ringBytes?: number;
+  /** Stream writes per second the fan-out aims not to exceed (default 2,000; see `readInterval`). */
+  streamWritesPerS?: number;
   log?: Logger;
 }
 
@@ -44,9 +46,21 @@ const LOG_EVERY_MS = 30_000;
 const FAN_OUT_SLICE = 100;
 
 /**
+ * The pause between two reads of the shared reader, ms: `pollMs`, or longer when `streams` live
+ * streams written once per read would exceed `writesPerS` writes a second — `streams` ÷
+ * `writesPerS` seconds (2,000 streams at 2,000 writes/s: 1,000 ms). Each read that finds events
+ * writes once to every live stream, and on a busy feed nearly every read does; a write is a
+ * system call and, to a client on the same host, its TCP receive too (docs/design/events.md#event-stream-sse).
+ */
+export function readInterval(streams: number, pollMs: number, writesPerS: number): number {
+  return Math.max(pollMs, Math.ceil((streams * 1_000) / writesPerS));
+}
+
+/**
  * The gateway's one reader of the public feed (docs/design/events.md#event-stream-sse): while at least one
  * event stream is open it reads the feed's newest events — one `ListEvents` call of every type every
- * `pollMs` (immediately again after a full page), whatever the number of streams — renders each
+ * `pollMs` (immediately again after a full page; less often when the streams would take more than
+ * `streamWritesPerS` writes a second, `readInterval`), whatever the number of streams — renders each
  * event once as an SSE frame, and hands each batch to every live stream, which filters by its types
  * in memory. Idle streams cost no read. It keeps the latest events (a ring) so that a stream that
  * caught up with keyset reads of its own can join without a gap, and it starts at the feed's head
@@ -58,6 +72,7 @@ export class FeedHub {
   private readonly pageSize: number;
   private readonly ringEvents: number;
   private readonly ringBytes: number;
+  private readonly writesPerS: number;
   private readonly log: Logger | undefined;
   /** Every event ≤ head was read (undefined: not started, or stopped). */
   private headSeq: bigint | undefined;
@@ -87,6 +102,7 @@ export class FeedHub {
     this.pageSize = opts.pageSize ?? 100;
     this.ringEvents = opts.ringEvents ?? 1_024;
     this.ringBytes = opts.ringBytes ?? 4 * 1024 * 1024;
+    this.writesPerS = opts.streamWritesPerS ?? 2_000;
     this.log = opts.log;
   }
 
@@ -175,7 +191,10 @@ export class FeedHub {
         }
         if (this.users === 0 && this.waiting.length === 0) break;
         if (full && failures === 0) continue;
-        const pause = failures === 0 ? this.pollMs : Math.min(MAX_BACKOFF_MS, this.pollMs * 2 ** failures);
+        const pause =
+          failures === 0
+            ? readInterval(this.listeners.size, this.pollMs, this.writesPerS)
+            : Math.min(MAX_BACKOFF_MS, this.pollMs * 2 ** failures);
         await new Promise<void>((resolve) => {
           const t = setTimeout(resolve, pause);
           this.wake = () => (clearTimeout(t), resolve());
