@@ -1,6 +1,15 @@
 import { fileURLToPath } from "node:url";
 import { LRUCache } from "lru-cache";
-import { isDatabaseUnavailable, migrate, withTransaction, type Database, type Logger, type Tx } from "@aps/platform";
+import {
+  isDatabaseUnavailable,
+  migrate,
+  withTransaction,
+  zeroSeries,
+  type Database,
+  type Logger,
+  type Tx,
+} from "@aps/platform";
+import { knowledgeCacheLookups } from "../metrics.js";
 import {
   plainDocument,
   type KnowledgeDoc,
@@ -182,6 +191,7 @@ export class PostgresEngine implements SearchEngine {
     this.typoCache = new LRUCache({ max: Math.max(1, this.typos.maxWords) });
     this.now = this.typos.now ?? Date.now;
     this.results = new ResultCache(caches.results ?? RESULT_CACHE);
+    zeroSeries(knowledgeCacheLookups, { cache: ["search_results", "typo_candidates"], result: ["hit", "miss"] });
   }
 
   /** The fresh cached typo candidates of each of `words` that has them. */
@@ -218,6 +228,8 @@ export class PostgresEngine implements SearchEngine {
       c,
       words.filter((w) => !cached.has(w)),
     );
+    if (cached.size > 0) knowledgeCacheLookups.inc({ cache: "typo_candidates", result: "hit" }, cached.size);
+    if (read.size > 0) knowledgeCacheLookups.inc({ cache: "typo_candidates", result: "miss" }, read.size);
     const at = this.now();
     for (const [w, forms] of read) {
       this.typoCache.set(w, { terms: forms.map((f) => f.term), at });
@@ -392,6 +404,7 @@ export class PostgresEngine implements SearchEngine {
     // `all` answers come from the result cache while no write here touched their terms (docs/design/search-and-translation.md#result-cache)
     const key = opts.match === "any" ? undefined : ResultCache.key(words, want, limit);
     const cached = key === undefined ? undefined : this.results.get(key);
+    if (key !== undefined) knowledgeCacheLookups.inc({ cache: "search_results", result: cached ? "hit" : "miss" });
     if (cached) return cached;
     const version = this.results.current;
     const c = await this.db.pool.connect();

@@ -2,6 +2,7 @@ import { createLogger, openDatabase, type Database } from "@aps/platform";
 import { createTestDatabase, type TestDatabase } from "@aps/testkit";
 import { postgresAvailable, testPost } from "./postgres.fixture.js";
 import { PostgresEngine, SEARCH_BOUNDS } from "./postgres-engine.js";
+import { knowledgeCacheLookups } from "../metrics.js";
 
 /**
  * The result cache's promise (docs/design/search-and-translation.md#result-cache), on the real
@@ -80,5 +81,18 @@ d(pgUp ? "PostgresEngine result cache (real PostgreSQL)" : "result cache (SKIPPE
     expect(await ids("quota")).toEqual([g.id]);
     now += 1;
     expect(await ids("quota")).toEqual([g.id, h.id].sort());
+  });
+
+  it('counts each `all` search\'s lookup in aps_knowledge_cache_lookups_total{cache="search_results"}', async () => {
+    const count = async (result: string) =>
+      (await knowledgeCacheLookups.get()).values.find(
+        (v) => v.labels.cache === "search_results" && v.labels.result === result,
+      )?.value ?? 0;
+    const [hits, misses] = [await count("hit"), await count("miss")];
+    await engine.upsert([testPost(9, "Metrics of caches", "Counted lookups.")]);
+    await ids("counted");
+    await ids("counted");
+    await ids("counted");
+    expect([(await count("hit")) - hits, (await count("miss")) - misses]).toEqual([2, 1]);
   });
 });

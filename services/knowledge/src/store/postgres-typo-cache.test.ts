@@ -2,6 +2,7 @@ import { createLogger, openDatabase, type Database } from "@aps/platform";
 import { createTestDatabase, type TestDatabase } from "@aps/testkit";
 import { postgresAvailable, testPost } from "./postgres.fixture.js";
 import { PostgresEngine, SEARCH_BOUNDS, TYPO_CACHE } from "./postgres-engine.js";
+import { knowledgeCacheLookups } from "../metrics.js";
 
 /**
  * The typo-candidate cache's promise (docs/design/search-and-translation.md#typo-candidate-cache), on
@@ -77,6 +78,18 @@ d(
       expect(first.hits.length).toBeGreaterThan(1);
       expect(cachedAnswer).toEqual(fresh);
       expect(first).toEqual(fresh);
+    });
+
+    it('counts each word with a typo budget in aps_knowledge_cache_lookups_total{cache="typo_candidates"}', async () => {
+      const count = async (result: string) =>
+        (await knowledgeCacheLookups.get()).values.find(
+          (v) => v.labels.cache === "typo_candidates" && v.labels.result === result,
+        )?.value ?? 0;
+      const [hits, misses] = [await count("hit"), await count("miss")];
+      // two words with a typo budget, read then reused; "of" has none and is not counted
+      await engine.search("kubernetez of clusterz", ["post"], 10);
+      await engine.search("kubernetez of clusterz", ["post"], 10);
+      expect([(await count("hit")) - hits, (await count("miss")) - misses]).toEqual([2, 2]);
     });
   },
 );
