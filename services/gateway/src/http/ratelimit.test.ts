@@ -233,6 +233,14 @@ if (!pgUp) console.warn("[ratelimit.test] NO PostgreSQL at 127.0.0.1:5432: the b
       expect(await replica(1_000_000, 1_000_000).peek("keyed", "ext_PEEK")).toMatchObject({ used: 10 });
     });
 
+    it("the counters' table is unlogged (docs/design/identity-and-abuse.md#counting-across-replicas): no WAL, no flush per count", async () => {
+      const r = await db.pool.query<{ p: string }>(
+        "SELECT relpersistence AS p FROM pg_class WHERE oid = to_regclass($1)",
+        [`"${db.schema}".rate_limits`],
+      );
+      expect(r.rows).toEqual([{ p: "u" }]);
+    });
+
     it("behind PgBouncer in transaction mode (DATABASE_POOLER=transaction) the store's statements go unnamed; on a direct pool rate-limiter-flexible names them", async () => {
       const direct = new RequestRateLimiter(
         { keyedPerMinute: 100, anonPerMinute: 100 },
