@@ -633,3 +633,35 @@ describe.each(flavours)("EventBus contract: $name", (flavour) => {
     });
   }
 });
+
+/**
+ * The in-process bus keeps who gets each subject once it was published (InProcessBus `routes`):
+ * consumers and subscribers that come after a subject's first event get its next ones, and one
+ * that stops gets no more.
+ */
+describe("InProcessBus routes", () => {
+  it("a consumer or subscriber that arrives after a subject was published gets its later events; a stopped one none", async () => {
+    const bus = new InProcessBus(log, "routes");
+    const subject = "routes.forum.vote_cast";
+    await bus.publish(event(subject));
+    const late = recorder();
+    const c = await bus.consume({ durable: "late", subjects: ["routes.forum.*"], handler: late.handler });
+    const second = event(subject);
+    await bus.publish(second);
+    expect(late.ids()).toEqual([second.eventId]);
+    const heard: string[] = [];
+    const s = await bus.subscribe(["routes.forum.>"], (e) => void heard.push(e.eventId));
+    const third = event(subject);
+    await bus.publish(third);
+    expect(heard).toEqual([third.eventId]);
+    expect(late.ids()).toEqual([second.eventId, third.eventId]);
+    await c.stop();
+    await bus.publish(event(subject));
+    expect(late.ids()).toHaveLength(2);
+    expect(heard).toHaveLength(2);
+    await s.stop();
+    await bus.publish(event(subject));
+    expect(heard).toHaveLength(2);
+    await bus.close();
+  });
+});

@@ -29,6 +29,21 @@ interface Registered {
   wakes: Set<() => void>;
 }
 
+/** An ephemeral subscriber (`subscribe`). */
+interface Listener {
+  subjects: string[];
+  handler: EphemeralHandler;
+}
+
+/** Who gets one subject (InProcessBus `route`): listeners, and consumers with the filter that matched. */
+interface Route {
+  listeners: Listener[];
+  consumers: [Registered, string][];
+}
+
+/** Most subjects whose routes are kept (InProcessBus `routes`); past it the table starts over. */
+const ROUTES_MAX = 1_024;
+
 /** Places of one subject filter handled at once: how many are taken, and who waits, in publish order. */
 interface Lane {
   running: number;
@@ -51,7 +66,14 @@ export class InProcessBus implements EventBus {
   /** `publish` appends to each consumer's queue before its first await (docs/design/events.md#relay). */
   readonly ordersConcurrentPublishes = true;
   private readonly consumers = new Map<string, Registered>();
-  private readonly listeners = new Set<{ subjects: string[]; handler: EphemeralHandler }>();
+  private readonly listeners = new Set<Listener>();
+  /**
+   * Who gets each subject published so far — the listeners and consumers whose filters match it,
+   * each consumer with its first matching filter (its lane) — so a publish does not match every
+   * filter of every consumer again. Emptied whenever a consumer or listener comes or goes; at most
+   * ROUTES_MAX subjects (the catalogue's types are far fewer).
+   */
+  private readonly routes = new Map<string, Route>();
   private readonly seen = new Map<string, number>();
   private readonly parked = new Map<string, { event: BusEvent; info: ParkedEvent }>();
   private parkedSeq = 0;
@@ -80,8 +102,8 @@ export class InProcessBus implements EventBus {
     }
     if (this.seen.has(event.eventId)) return;
     this.seen.set(event.eventId, now);
-    for (const l of this.listeners) {
-      if (!l.subjects.some((f) => subjectMatches(f, event.subject))) continue;
+    const route = this.route(event.subject);
+    for (const l of route.listeners) {
       // Called at once, at most once, never awaited by the publisher: a failure is logged, not retried.
       const failed = (err: unknown) =>
         this.log.warn(
@@ -95,28 +117,39 @@ export class InProcessBus implements EventBus {
       }
     }
     const deliveries: Promise<void>[] = [];
-    for (const reg of this.consumers.values()) {
-      if (!reg.spec.subjects.some((f) => subjectMatches(f, event.subject))) continue;
-      deliveries.push(this.enqueue(reg, event));
-    }
+    for (const [reg, filter] of route.consumers) deliveries.push(this.enqueue(reg, filter, event));
     await Promise.all(deliveries);
+  }
+
+  /** The listeners and consumers (with the filter that matched) of `subject`, from `routes`. */
+  private route(subject: string): Route {
+    let r = this.routes.get(subject);
+    if (r) return r;
+    r = { listeners: [], consumers: [] };
+    for (const l of this.listeners) if (l.subjects.some((f) => subjectMatches(f, subject))) r.listeners.push(l);
+    for (const reg of this.consumers.values()) {
+      const filter = reg.spec.subjects.find((f) => subjectMatches(f, subject));
+      if (filter !== undefined) r.consumers.push([reg, filter]);
+    }
+    if (this.routes.size >= ROUTES_MAX) this.routes.clear();
+    this.routes.set(subject, r);
+    return r;
   }
 
   /**
    * Appends a delivery to the consumer's queue, or to its subject's lane when the consumer handles
    * that subject several at once; the promise rejects when the consumer stopped first.
    */
-  private enqueue(reg: Registered, event: BusEvent): Promise<void> {
+  private enqueue(reg: Registered, filter: string, event: BusEvent): Promise<void> {
     reg.pending++;
-    const filter = reg.spec.subjects.find((f) => subjectMatches(f, event.subject));
-    const parallel = Math.max(1, Math.floor((filter === undefined ? undefined : reg.spec.concurrency?.[filter]) ?? 1));
+    const parallel = Math.max(1, Math.floor(reg.spec.concurrency?.[filter] ?? 1));
     if (parallel === 1) {
       const delivery = reg.queue.then(() => this.deliver(reg, event)).finally(() => void reg.pending--);
       reg.queue = delivery.catch(() => undefined);
       return delivery;
     }
-    let lane = reg.lanes.get(filter!);
-    if (!lane) reg.lanes.set(filter!, (lane = { running: 0, waiting: [] }));
+    let lane = reg.lanes.get(filter);
+    if (!lane) reg.lanes.set(filter, (lane = { running: 0, waiting: [] }));
     const place = lane;
     const taken =
       place.running < parallel
@@ -203,7 +236,9 @@ export class InProcessBus implements EventBus {
       const reg = p && this.consumers.get(p.info.durable);
       if (!p || !reg) return false;
       this.parked.delete(id);
-      await this.enqueue(reg, p.event).catch(() => undefined);
+      // its lane: the first filter that matches (none: its own, handled alone)
+      const filter = reg.spec.subjects.find((f) => subjectMatches(f, p.event.subject)) ?? p.event.subject;
+      await this.enqueue(reg, filter, p.event).catch(() => undefined);
       return true;
     },
   };
@@ -236,11 +271,13 @@ export class InProcessBus implements EventBus {
       wakes: new Set(),
     };
     this.consumers.set(spec.durable, reg);
+    this.routes.clear();
     return {
       stop: async () => {
         reg.stopped = true;
         for (const wake of [...reg.wakes]) wake();
         this.consumers.delete(spec.durable);
+        this.routes.clear();
         await Promise.all([reg.queue, ...reg.atOnce]);
       },
     };
@@ -253,9 +290,11 @@ export class InProcessBus implements EventBus {
   async subscribe(subjects: string[], handler: EphemeralHandler, _onGap?: () => void): Promise<Subscription> {
     const l = { subjects, handler };
     this.listeners.add(l);
+    this.routes.clear();
     return {
       stop: async () => {
         this.listeners.delete(l);
+        this.routes.clear();
       },
     };
   }
@@ -264,6 +303,7 @@ export class InProcessBus implements EventBus {
     this.unregisterDeadLetters();
     this.unregisterLag();
     this.listeners.clear();
+    this.routes.clear();
     await Promise.all(
       [...this.consumers.values()].map((r) => {
         r.stopped = true;
