@@ -136,7 +136,7 @@ export async function startNotifications(deps: ServiceDeps, opts: NotificationsO
       const feed = await consumeFeed(
         deps.bus,
         deps.db.pool,
-        () => worker.notify(),
+        () => worker.feedAdvanced(),
         deps.log,
         Date.now,
         watch.fanoutMax,

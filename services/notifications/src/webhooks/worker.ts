@@ -200,6 +200,8 @@ export class DeliveryWorker {
   private readonly successes: GroupCommit<Success, Claimed[]>;
   /** Kept-alive connections to the endpoints (docs/design/notifications.md#attempts). */
   private readonly connections = new OutboundConnections();
+  /** The last pass found no enabled endpoint at all: a feed event wakes nothing (`feedAdvanced`). */
+  private noEndpoints = false;
 
   constructor(
     private readonly pool: pg.Pool,
@@ -237,7 +239,18 @@ export class DeliveryWorker {
 
   /** Wakes the worker now (after a commit that queued deliveries, or a freed slot). */
   notify(): void {
+    this.noEndpoints = false;
     this.loop.notify();
+  }
+
+  /**
+   * Wakes the worker after the feed stored an event (its endpoints have something new), unless
+   * the last pass found no enabled endpoint at all: then the event is for nobody, and an endpoint
+   * registered since — here (`notify`) or on another replica (the safety poll, WEBHOOK_POLL_MS) —
+   * starts from the feed's head anyway (docs/design/notifications.md#per-endpoint-feed-cursor).
+   */
+  feedAdvanced(): void {
+    if (!this.noEndpoints) this.loop.notify();
   }
 
   /**
@@ -338,7 +351,12 @@ export class DeliveryWorker {
       const slow = await pick(true, slowMax);
       const healthy = await pick(false, max - slow.length);
       const picked = [...slow, ...healthy];
-      if (picked.length === 0) return [];
+      if (picked.length === 0) {
+        const any = await tx.query("SELECT 1 FROM webhooks WHERE disabled_at IS NULL LIMIT 1");
+        this.noEndpoints = any.rowCount === 0;
+        return [];
+      }
+      this.noEndpoints = false;
       const take = (hooks: Picked[]) =>
         tx
           .query<Claimed>(
