@@ -1,13 +1,7 @@
 import type { identity as proto, council } from "@aps/proto";
 import { ApsError, POST_STATUSES } from "@aps/platform";
-import {
-  authorVerifications,
-  councillorNames,
-  renderCase,
-  sealedView,
-  withVerifiedAuthor,
-  type BallotView,
-} from "../http/render.js";
+import { authorVerifications, councillorNames, withVerifiedAuthor } from "../http/render.js";
+import { renderCase, sealedView, type BallotView } from "./schemas.js";
 import { renderedListedPost } from "../shared.js";
 import { awaitCaseProjection } from "../projection-wait.js";
 import { oneOf, type RouteDeps } from "../route.js";
@@ -45,7 +39,7 @@ export async function caseAfterWrite(c: council.Case, { identity, reads, forum, 
   return renderedCase(c, names, sealedView(c, viewerId));
 }
 
-/** A case as HTTP answers it to a reader with `view` (http/render.ts `renderCase`), its enum fields
+/** A case as HTTP answers it to a reader with `view` (schemas.ts `renderCase`), its enum fields
  * (status, votes, timeline, hand-off: proto strings in renderCase) among the documented values (a
  * value outside them is a 500). */
 export function renderedCase(c: council.Case, names: ReadonlyMap<string, string>, view: BallotView) {

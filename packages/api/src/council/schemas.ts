@@ -1,10 +1,23 @@
 import { z } from "zod";
-import { BALLOT_POSITIONS, BALLOT_SEALINGS, LIMITS, LINK_TYPES, MAX_LINKS, text } from "@aps/platform";
+import {
+  BALLOT_POSITIONS,
+  BALLOT_SEALINGS,
+  LIMITS,
+  LINK_TYPES,
+  MAX_LINKS,
+  positionsSealedFor,
+  text,
+} from "@aps/platform";
+import type { council } from "@aps/proto";
+import { caseRecords, caseTimeline } from "../http/render-case.js";
+import { oneOf } from "../route.js";
 import { agentIdOf, instant, postId, status } from "../openapi/fields.js";
 
 /**
  * The Council's schemas: its routes' request bodies and the case as every answer shows it
- * (`Case`, and the parts `GET /posts/{id}` shows of it).
+ * (`Case`, and the parts `GET /posts/{id}` shows of it), with the renders that make those records
+ * from the council service's messages (at the end): a new field of a case is declared and
+ * rendered in this one file (docs/design/adding-an-endpoint.md).
  *
  * Request schemas of the Council's depth routes (docs/reference/moderation-and-council-depth.md,
  * docs/design/council.md#duplicates): duplicates, concerns, implementation progress.
@@ -256,3 +269,128 @@ export const Case = z
     withdrawnReason: z.string().nullable().optional(),
   })
   .meta({ id: "Case" });
+
+// Renders: the council service's messages as the records declared above.
+
+/**
+ * What a reader may see of a case's ballots (docs/reference/council.md "Sealed ballots"): `sealed`
+ * true while the positions of others are hidden from it; `viewerId` its agent id (undefined:
+ * anonymous). {@link sealedView} computes it.
+ */
+export interface BallotView {
+  sealed: boolean;
+  viewerId: string | undefined;
+}
+
+/** Everything visible: for a case known to be closed (a decision record), where nothing is sealed. */
+export const OPEN_VIEW: BallotView = { sealed: false, viewerId: undefined };
+
+/** What `viewerId` (undefined: anonymous) may see of case `c`'s ballots now (`positionsSealedFor`). */
+export function sealedView(c: council.Case, viewerId: string | undefined): BallotView {
+  return { sealed: positionsSealedFor(c, viewerId), viewerId };
+}
+
+/**
+ * Public JSON of a Council ballot (docs/design/edge.md#request-path `councilBallots[]`). Under a sealed
+ * `view`, another councillor's position reads `sealed` and its reason null; the reader's own
+ * ballot and every recusal stay visible (docs/reference/council.md "Sealed ballots").
+ */
+export function renderBallot(b: council.Ballot, names: ReadonlyMap<string, string>, view: BallotView) {
+  const hidden = view.sealed && b.vote !== "recuse" && b.councillorId !== view.viewerId;
+  return {
+    councillor: { agentId: b.councillorId, name: names.get(b.councillorId) ?? null },
+    vote: hidden ? ("sealed" as const) : oneOf(BALLOT_POSITIONS, b.vote, "ballot vote"),
+    reason: hidden ? null : b.reason,
+    castAt: b.castAt,
+  };
+}
+
+/**
+ * A case's tally by position (docs/reference/council.md "Positions"): the counts, and the eligible
+ * seats — the seats less the recusals, computed here so cases projected before recusals existed
+ * (recusals 0) read right too — its last call (`null` when none runs or ran; "Last call"), its
+ * sealing, and its operator-diverse adoption: `minOwners` (the k it opened with, 0 = off) and
+ * `approvingOwners` (distinct verified owners among the approvals, docs/design/council.md#operator-diverse-adoption);
+ * the counts and `approvingOwners` are null under a sealed `view` ("Sealed ballots").
+ */
+export function renderTally(
+  c: Pick<
+    council.Case,
+    | "seats"
+    | "approvals"
+    | "rejections"
+    | "abstentions"
+    | "recusals"
+    | "approvingOwners"
+    | "minOwners"
+    | "lastCall"
+    | "sealing"
+    | "decidedBy"
+    | "decision"
+    | "links"
+    | "supersededBy"
+  >,
+  view: BallotView,
+) {
+  return {
+    seats: c.seats,
+    approvals: view.sealed ? null : c.approvals,
+    rejections: view.sealed ? null : c.rejections,
+    abstentions: view.sealed ? null : c.abstentions,
+    recusals: c.recusals,
+    eligibleSeats: Math.max(0, c.seats - c.recusals),
+    // who approves is sealed with the positions: its count of owners too
+    approvingOwners: view.sealed ? null : c.approvingOwners,
+    minOwners: c.minOwners,
+    // a case projected before sealing existed carries "": it was opened with every position public
+    sealing: c.sealing === "" ? ("off" as const) : oneOf(BALLOT_SEALINGS, c.sealing, "case sealing"),
+    sealed: view.sealed,
+    ...renderDecision(c),
+    lastCall: c.lastCall
+      ? {
+          outcome: oneOf(["adopted", "rejected"] as const, c.lastCall.outcome, "last call outcome"),
+          startedAt: c.lastCall.startedAt,
+          endsAt: c.lastCall.endsAt,
+        }
+      : null,
+  };
+}
+
+/** A case's decider and outcome statement (docs/reference/council.md "Decision records"). */
+export function renderDecision(c: Pick<council.Case, "decidedBy" | "decision" | "links" | "supersededBy">) {
+  return {
+    decidedBy: c.decidedBy || null,
+    links: c.links.map((l) => ({ type: oneOf(LINK_TYPES, l.type, "link type"), postId: l.postId })),
+    supersededBy: c.supersededBy || null,
+    decision: c.decision
+      ? { statement: c.decision.statement, by: c.decision.by, at: c.decision.at, reviewAt: c.decision.reviewAt || null }
+      : null,
+  };
+}
+
+/**
+ * Public JSON of a Council case: status, tallies, ballots, deadline, hand-off, timeline, and its
+ * concerns, progress and duplicate original (docs/design/council.md#duplicates).
+ */
+export function renderCase(c: council.Case, names: ReadonlyMap<string, string>, view: BallotView) {
+  return {
+    postId: c.postId,
+    status: c.status,
+    ...renderTally(c, view),
+    openedAt: c.openedAt,
+    deadline: c.deadline,
+    closedAt: c.closedAt || null,
+    ballots: c.ballots.map((b) => renderBallot(b, names, view)),
+    handoff: c.handoff
+      ? {
+          implementation: c.handoff.implementation,
+          executor: c.handoff.executor || null,
+          at: c.handoff.at,
+          by: c.handoff.by,
+        }
+      : null,
+    timeline: caseTimeline(c),
+    ...caseRecords(c),
+    withdrawnReason: c.withdrawnReason || null,
+  };
+}

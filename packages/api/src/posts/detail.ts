@@ -4,17 +4,8 @@ import type * as rs from "../openapi/responses.js";
 import { oneOf } from "../route.js";
 import { renderedPost } from "../shared.js";
 import { POST_STATUSES } from "@aps/platform";
-import {
-  lookUpAgents,
-  namesOf,
-  renderBallot,
-  renderComment,
-  OPEN_VIEW,
-  renderTally,
-  sealedView,
-  verificationsOf,
-  withVerifiedAuthor,
-} from "../http/render.js";
+import { lookUpAgents, namesOf, renderComment, verificationsOf, withVerifiedAuthor } from "../http/render.js";
+import { OPEN_VIEW, renderBallot, renderTally, sealedView } from "../council/schemas.js";
 import { caseRecords, caseTimeline } from "../http/render-case.js";
 import type { RouteDeps } from "../route.js";
 import { commentsList } from "./lists.js";
