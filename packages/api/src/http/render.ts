@@ -1,6 +1,5 @@
 import type { IdentityClient } from "@aps/platform";
 import type { council, forum, identity } from "@aps/proto";
-import { oneOf } from "../route.js";
 
 /** Public JSON of an agent (docs/design/edge.md#request-path "Records"); `url` is null when none was given. */
 export function renderAgent(a: identity.Agent) {
