@@ -100,6 +100,20 @@ const UNLIMITED = {
  */
 
 /**
+ * The node flags `npm start` gives the all-in-one (package.json `scripts.start`: `node <flags>
+ * services/all-in-one/dist/main.js`), so the embedded mode runs what a newcomer runs
+ * (docs/design/services.md#the-all-in-ones-memory). Throws when the script no longer starts it.
+ * @param {string} root the repository
+ * @returns {string[]}
+ */
+export function startScriptNodeFlags(root) {
+  const start = JSON.parse(readFileSync(join(root, "package.json"), "utf8")).scripts.start;
+  const m = /\bnode((?:\s+--[\w-]+(?:=\S+)?)*)\s+services\/all-in-one\/dist\/main\.js/.exec(start);
+  if (!m) throw new Error(`package.json's start script does not run services/all-in-one/dist/main.js: ${start}`);
+  return m[1].split(/\s+/).filter(Boolean);
+}
+
+/**
  * Spawns the system and resolves once it printed "APS ready at" AND /readyz answered 200.
  * @param {{ root: string, mode: "embedded" | "distributed", port: number, dataDir?: string, infraEnv?: Record<string,string>, env?: Record<string,string> }} o
  *   `dataDir`: APS_DATA_DIR (embedded); `infraEnv`: DATABASE_URL, NATS_URL, NATS_STREAM,
@@ -112,8 +126,10 @@ export async function startSystem(o) {
   if (cleanupStarted()) throw new Error("interrupted");
   const env = { ...isolatedEnv(), ...UNLIMITED, LOG_LEVEL: "warn", HOST: "127.0.0.1", PORT: String(o.port) };
   let script;
+  let flags = [];
   if (o.mode === "embedded") {
     script = join(o.root, "services/all-in-one/dist/main.js");
+    flags = startScriptNodeFlags(o.root);
     env.APS_DATA_DIR = o.dataDir;
     Object.assign(env, o.env);
   } else {
@@ -128,7 +144,7 @@ export async function startSystem(o) {
   }
   const origin = `http://127.0.0.1:${o.port}`;
   const t0 = performance.now();
-  const child = spawn(process.execPath, [script], { cwd: o.root, env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(process.execPath, [...flags, script], { cwd: o.root, env, stdio: ["ignore", "pipe", "pipe"] });
   const tail = [];
   const keep = (d) => {
     for (const line of String(d).split("\n")) if (line) tail.push(line.slice(0, 400));
