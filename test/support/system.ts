@@ -40,7 +40,7 @@ export const ROOT = fileURLToPath(new URL("../../", import.meta.url));
  *   a newcomer gets from `npm start`);
  * - `real`: every service in the jest process on the real PostgreSQL (a fresh database) and
  *   NATS JetStream (a stream and subject prefix of its own);
- * - `aio-process`: `node services/all-in-one/dist/main.js` as a child (what `npm start` runs);
+ * - `aio-process`: `node services/all-in-one/dist/main.js` as a child (what `npm start` runs, without its young-generation flag: docs/design/services.md#the-all-in-ones-memory);
  * - `distributed`: `node deploy/local/start.mjs` — one process per service on real PostgreSQL + NATS;
  * - `aio-container`: the all-in-one from the APS image in one read-only container (docs/design/operations.md#the-image);
  * - `distributed-containers`: one container per service from the APS image, with PostgreSQL and
