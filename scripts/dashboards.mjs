@@ -315,6 +315,14 @@ export function buildDashboards() {
         [`sum by (outcome) (rate(aps_search_duration_seconds_count{${NS}}[${RATE}]))`, "{{outcome}}"],
       ]),
     )
+    .withPanel(
+      series("Search cache hit ratio (PostgreSQL engine)", "percentunit", [
+        [
+          `sum by (cache) (rate(aps_knowledge_cache_lookups_total{${NS},result="hit"}[${RATE}])) / sum by (cache) (rate(aps_knowledge_cache_lookups_total{${NS}}[${RATE}]))`,
+          "{{cache}}",
+        ],
+      ]),
+    )
     .withRow(new RowBuilder("Translation"))
     .withPanel(
       series("Translation cache hit ratio", "percentunit", [
