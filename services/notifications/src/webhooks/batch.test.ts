@@ -1,18 +1,15 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { fileURLToPath } from "node:url";
+import { webhookAttempts, webhookDeliveryLag } from "@aps/platform";
+import { eventually } from "@aps/testkit";
+import { DELIVERY_BATCH } from "./worker.js";
 import {
-  createLogger,
-  DEFAULT_ALLOWED_PORTS,
-  migrate,
-  openDatabase,
-  PLATFORM_MIGRATIONS_DIR,
-  webhookAttempts,
-  webhookDeliveryLag,
-  type Database,
-} from "@aps/platform";
-import { ADMIN_DATABASE_URL, createTestDatabase, eventually, hasPostgres, type TestDatabase } from "@aps/testkit";
-import { DELIVERY_BATCH, DeliveryWorker } from "./worker.js";
+  addEndpoint,
+  describeOnPostgres,
+  queueDeliveries,
+  Receivers,
+  testWorker,
+  webhookTestStore,
+  type WebhookTestStore,
+} from "./worker.fixture.js";
 
 /**
  * Batches of one endpoint (docs/design/notifications.md#batches), on the real PostgreSQL: a healthy endpoint's due
@@ -22,29 +19,17 @@ import { DELIVERY_BATCH, DeliveryWorker } from "./worker.js";
  * rest of the batch is sent later, each once; the successes of several endpoints answered together are
  * recorded in one transaction.
  */
-const log = createLogger("notifications-batch-test", "silent");
-const MIGRATIONS_DIR = fileURLToPath(new URL("../store/migrations", import.meta.url));
-const pgUp = await hasPostgres();
-if (!pgUp)
-  console.warn(`\n!! batch.test.ts: NO POSTGRESQL at ${ADMIN_DATABASE_URL} — the real-PostgreSQL suite is SKIPPED.\n`);
-
-(pgUp ? describe : describe.skip)("webhook delivery batches (real PostgreSQL; SKIPPED when none is reachable)", () => {
-  let tdb: TestDatabase;
-  let db: Database;
-  const servers: Server[] = [];
+describeOnPostgres("batch.test.ts", "webhook delivery batches", () => {
+  let store: WebhookTestStore;
+  const receivers = new Receivers();
   beforeAll(async () => {
-    tdb = await createTestDatabase();
-    db = await openDatabase({ url: tdb.url, schema: "notifications", log });
-    await migrate(db, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], log);
+    store = await webhookTestStore("notifications-batch-test");
   });
   afterAll(async () => {
-    for (const s of servers) {
-      s.closeAllConnections();
-      await new Promise<void>((r) => s.close(() => r()));
-    }
-    await db?.close();
-    await tdb?.drop();
+    await receivers.closeAll();
+    await store?.drop();
   });
+  const pool = () => store.db.pool;
 
   /** The worker's counters so far: attempts answered 2xx (`ok`) and with another status, and lags observed. */
   async function attemptCounts(): Promise<{ ok: number; status: number; lag: number }> {
@@ -59,55 +44,29 @@ if (!pgUp)
   /** A receiver answering 204, or 500 to the first attempt of the ids in `failOnce`; records each webhook-id. */
   async function receiver(failOnce: Set<string>) {
     const ids: string[] = [];
-    const server = createServer((req, res) => {
-      req.resume();
-      req.on("end", () => {
-        const id = String(req.headers["webhook-id"]);
-        ids.push(id);
-        if (failOnce.delete(id)) res.writeHead(500).end();
-        else res.writeHead(204).end();
-      });
+    const url = await receivers.onEnd((req, res) => {
+      const id = String(req.headers["webhook-id"]);
+      ids.push(id);
+      if (failOnce.delete(id)) res.writeHead(500).end();
+      else res.writeHead(204).end();
     });
-    servers.push(server);
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/h`, ids };
+    return { url, ids };
   }
 
   /** Registers endpoint `hook` at `url` with `n` due deliveries `msg_<hook>_<i>`, oldest first. */
   async function queue(hook: string, url: string, n: number): Promise<string[]> {
-    await db.pool.query("INSERT INTO webhooks (id, agent_id, url, events, secret) VALUES ($1, 'ag_o', $2, '{*}', $3)", [
-      hook,
-      url,
-      `whsec_${Buffer.alloc(32, 7).toString("base64")}`,
-    ]);
+    await addEndpoint(pool(), hook, url);
     const ids = [...Array(n).keys()].map((i) => `msg_${hook}_${i}`);
-    for (const [i, id] of ids.entries())
-      await db.pool.query(
-        `INSERT INTO webhook_deliveries (id, webhook_id, feed_seq, type, event_id, body, next_attempt_at)
-         VALUES ($1, $2, $3::bigint, 'post.created', $4, '{"type":"post.created","timestamp":"t","data":{}}', now() + $3::bigint * interval '1 microsecond')`,
-        [id, hook, i, `ev_${hook}_${i}`],
-      );
-    await db.pool.query("UPDATE webhooks SET next_due_at = now() WHERE id = $1", [hook]);
+    await queueDeliveries(pool(), hook, ids);
     return ids;
   }
 
   /** A delivery worker on the test's database with `concurrency` slots (retries after 100 ms). */
-  const worker = (concurrency = 2) =>
-    new DeliveryWorker(
-      db.pool,
-      {
-        retrySchedule: [100, 100, 100],
-        attemptTimeoutMs: 2_000,
-        concurrency,
-        pollMs: 50,
-        policy: { allowPrivate: true, allowedPorts: DEFAULT_ALLOWED_PORTS },
-      },
-      log,
-    );
+  const worker = (concurrency = 2) => testWorker(pool(), store.log, { concurrency });
 
   /** Each delivery's status, attempts and `delivered_at` (ms), by id. */
   async function outcomes(hook: string) {
-    const r = await db.pool.query<{ id: string; status: string; attempts: number; at: string | null }>(
+    const r = await pool().query<{ id: string; status: string; attempts: number; at: string | null }>(
       `SELECT id, status, attempts, (extract(epoch FROM delivered_at) * 1000)::text AS at
        FROM webhook_deliveries WHERE webhook_id = $1`,
       [hook],
@@ -173,30 +132,24 @@ if (!pgUp)
   });
 
   it("the successes of several endpoints answered together are recorded together: fewer transactions than endpoints", async () => {
-    await db.pool.query("UPDATE webhooks SET disabled_at = now()"); // the earlier tests' endpoints
+    await pool().query("UPDATE webhooks SET disabled_at = now()"); // the earlier tests' endpoints
     const hooks = ["wh_g1", "wh_g2", "wh_g3", "wh_g4", "wh_g5", "wh_g6"];
     // the receiver holds every answer until each endpoint's delivery has arrived, then answers them all
     const held: (() => void)[] = [];
-    const server = createServer((req, res) => {
-      req.resume();
-      req.on("end", () => {
-        held.push(() => res.writeHead(204).end());
-        if (held.length === hooks.length) for (const answer of held) answer();
-      });
+    const url = await receivers.onEnd((_req, res) => {
+      held.push(() => res.writeHead(204).end());
+      if (held.length === hooks.length) for (const answer of held) answer();
     });
-    servers.push(server);
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/h`;
     for (const hook of hooks) {
       await queue(hook, url, 1);
       // one owner each: an agent's endpoints share SLOTS_PER_AGENT slots
-      await db.pool.query("UPDATE webhooks SET agent_id = $2 WHERE id = $1", [hook, `ag_${hook}`]);
+      await pool().query("UPDATE webhooks SET agent_id = $2 WHERE id = $1", [hook, `ag_${hook}`]);
     }
     const w = worker(hooks.length);
     w.start();
     const delivered = async () =>
       (
-        await db.pool.query<{ webhook_id: string; status: string; at: string | null; lease: boolean; due: boolean }>(
+        await pool().query<{ webhook_id: string; status: string; at: string | null; lease: boolean; due: boolean }>(
           `SELECT d.webhook_id, d.status, (extract(epoch FROM d.delivered_at) * 1000)::text AS at,
                   w.lease_until IS NOT NULL AS lease, w.next_due_at IS NOT NULL AS due
            FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE d.webhook_id = ANY($1::text[])`,
@@ -220,36 +173,29 @@ if (!pgUp)
   });
 
   it("endpoints take turns by how long their work waited: one that had caught up is not starved by busy ones", async () => {
-    await db.pool.query("UPDATE webhooks SET disabled_at = now()"); // the earlier tests' endpoints
+    await pool().query("UPDATE webhooks SET disabled_at = now()"); // the earlier tests' endpoints
     const arrivals: string[] = [];
-    const server = createServer((req, res) => {
-      req.resume();
-      req.on("end", () => {
-        arrivals.push(String(req.url).split("/").at(-1)!);
-        res.writeHead(204).end();
-      });
+    const base = await receivers.onEnd((req, res) => {
+      arrivals.push(String(req.url).split("/").at(-1)!);
+      res.writeHead(204).end();
     });
-    servers.push(server);
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}/h`;
     // three public events recorded 10 s ago
-    await db.pool.query(
+    await pool().query(
       `INSERT INTO feed_events (event_id, type, occurred_at, recorded_at, data)
        SELECT 'ev_turn_' || i, 'post.created', now() - interval '10 s', now() - interval '10 s', '{}'::jsonb FROM generate_series(1, 3) i`,
     );
     // busy endpoints: 40 deliveries each due for 1 s, their cursors at the feed's head
     for (const hook of ["busy_a", "busy_b"]) {
       await queue(hook, `${base}/${hook}`, 40);
-      await db.pool.query(
+      await pool().query(
         "UPDATE webhooks SET feed_cursor = (SELECT max(seq) FROM feed_events), next_due_at = now() - interval '1 s' WHERE id = $1",
         [hook],
       );
     }
     // an endpoint that had caught up: nothing queued, its cursor before the three events
-    await db.pool.query(
-      `INSERT INTO webhooks (id, agent_id, url, events, secret, feed_cursor)
-       VALUES ('caught_up', 'ag_o', $1, '{*}', $2, (SELECT min(seq) - 1 FROM feed_events))`,
-      [`${base}/caught_up`, `whsec_${Buffer.alloc(32, 7).toString("base64")}`],
+    await addEndpoint(pool(), "caught_up", `${base}/caught_up`);
+    await pool().query(
+      "UPDATE webhooks SET feed_cursor = (SELECT min(seq) - 1 FROM feed_events) WHERE id = 'caught_up'",
     );
     const w = worker(1);
     w.start();

@@ -1,16 +1,12 @@
-import { createServer, type Server } from "node:http";
-import type { AddressInfo } from "node:net";
-import { fileURLToPath } from "node:url";
+import { eventually } from "@aps/testkit";
 import {
-  createLogger,
-  DEFAULT_ALLOWED_PORTS,
-  migrate,
-  openDatabase,
-  PLATFORM_MIGRATIONS_DIR,
-  type Database,
-} from "@aps/platform";
-import { ADMIN_DATABASE_URL, createTestDatabase, eventually, hasPostgres, type TestDatabase } from "@aps/testkit";
-import { DeliveryWorker } from "./worker.js";
+  describeOnPostgres,
+  Receivers,
+  TEST_SECRET,
+  testWorker,
+  webhookTestStore,
+  type WebhookTestStore,
+} from "./worker.fixture.js";
 
 /**
  * The claim takes the endpoints behind the feed's head least advanced first, by their numeric
@@ -20,70 +16,46 @@ import { DeliveryWorker } from "./worker.js";
  * endpoints stuck at the feed's 99th event for 12–21 s. With one slot, the first endpoint claimed
  * must be the one at 99, not the one at 100.
  */
-const log = createLogger("notifications-claim-order-test", "silent");
-const MIGRATIONS_DIR = fileURLToPath(new URL("../store/migrations", import.meta.url));
-const pgUp = await hasPostgres();
-if (!pgUp)
-  console.warn(
-    `\n!! claim-order.test.ts: NO POSTGRESQL at ${ADMIN_DATABASE_URL} — the real-PostgreSQL test is SKIPPED.\n`,
-  );
-
-(pgUp ? describe : describe.skip)("webhook claim order (real PostgreSQL; SKIPPED when none is reachable)", () => {
-  let tdb: TestDatabase;
-  let db: Database;
-  let server: Server;
+describeOnPostgres("claim-order.test.ts", "webhook claim order", () => {
+  let store: WebhookTestStore;
+  const receivers = new Receivers();
   let url = "";
   /** The endpoint path (`a` or `b`) of each request, in arrival order. */
   const arrivals: string[] = [];
 
   beforeAll(async () => {
-    tdb = await createTestDatabase();
-    db = await openDatabase({ url: tdb.url, schema: "notifications", log });
-    await migrate(db, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], log);
-    server = createServer((req, res) => {
-      req.resume();
-      req.on("end", () => {
-        arrivals.push(String(req.url).split("/").at(-1)!);
-        res.writeHead(204).end();
-      });
+    store = await webhookTestStore("notifications-claim-order-test");
+    url = await receivers.onEnd((req, res) => {
+      arrivals.push(String(req.url).split("/").at(-1)!);
+      res.writeHead(204).end();
     });
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/h`;
   });
   afterAll(async () => {
-    server?.closeAllConnections();
-    await new Promise<void>((r) => (server ? server.close(() => r()) : r()));
-    await db?.close();
-    await tdb?.drop();
+    await receivers.closeAll();
+    await store?.drop();
   });
 
   it("claims the endpoint at cursor 99 before the one at cursor 100 (numbers, not text)", async () => {
     // a feed of 120 events (seq 1..120) and two `*` endpoints: a at 99, b at 100, nothing queued
-    await db.pool.query(
+    await store.db.pool.query(
       `INSERT INTO feed_events (event_id, type, post_id, actor_id, occurred_at, data)
        SELECT 'ev_' || g, 'post.created', 'p_' || g, 'ag_x', now(), jsonb_build_object('postId', 'p_' || g)
        FROM generate_series(1, 120) g`,
     );
-    const secret = `whsec_${Buffer.alloc(32, 7).toString("base64")}`;
     for (const [id, cursor] of [
       ["wh_a", 99],
       ["wh_b", 100],
     ] as const)
-      await db.pool.query(
+      await store.db.pool.query(
         "INSERT INTO webhooks (id, agent_id, url, events, secret, feed_cursor) VALUES ($1, 'ag_o', $2, '{*}', $3, $4)",
-        [id, `${url}/${id.slice(3)}`, secret, cursor],
+        [id, `${url}/${id.slice(3)}`, TEST_SECRET, cursor],
       );
-    const worker = new DeliveryWorker(
-      db.pool,
-      {
-        retrySchedule: [5_000],
-        attemptTimeoutMs: 5_000,
-        concurrency: 1, // one slot: the claim takes the single least advanced endpoint
-        pollMs: 60_000,
-        policy: { allowPrivate: true, allowedPorts: DEFAULT_ALLOWED_PORTS },
-      },
-      log,
-    );
+    const worker = testWorker(store.db.pool, store.log, {
+      retrySchedule: [5_000],
+      attemptTimeoutMs: 5_000,
+      concurrency: 1, // one slot: the claim takes the single least advanced endpoint
+      pollMs: 60_000,
+    });
     worker.start();
     try {
       await eventually(async () => expect(arrivals.length).toBeGreaterThan(0), 10_000, 50);
