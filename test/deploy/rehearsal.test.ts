@@ -35,7 +35,7 @@ const tools = await chartTools();
 /**
  * The Deployments the roll restarts: those `REHEARSAL_ROLL` names (comma-separated), else every
  * one, PgBouncer's stand-in last (`npm run rehearsal`). Inside the whole suite (scripts/suite.mjs
- * sets APS_TEST_TIMINGS_OUT, and the alone lane runs this file once the image is built) the gateway
+ * sets APS_TEST_TIMINGS_OUT, and its rehearsal lane runs this file once the image is built) the gateway
  * and forum only — the gateway's drain and the path of every write — which keeps CI within its
  * 25 minutes (docs/operations/rehearsal.md "In CI").
  */
