@@ -1,15 +1,7 @@
 import { webhookAttempts, webhookDeliveryLag } from "@aps/platform";
 import { eventually } from "@aps/testkit";
 import { DELIVERY_BATCH } from "./worker.js";
-import {
-  addEndpoint,
-  describeOnPostgres,
-  queueDeliveries,
-  Receivers,
-  testWorker,
-  webhookTestStore,
-  type WebhookTestStore,
-} from "./worker.fixture.js";
+import { addEndpoint, describeOnPostgres, queueDeliveries, testWorker, useWebhookTestStore } from "./worker.fixture.js";
 
 /**
  * Batches of one endpoint (docs/design/notifications.md#batches), on the real PostgreSQL: a healthy endpoint's due
@@ -20,16 +12,9 @@ import {
  * recorded in one transaction.
  */
 describeOnPostgres("batch.test.ts", "webhook delivery batches", () => {
-  let store: WebhookTestStore;
-  const receivers = new Receivers();
-  beforeAll(async () => {
-    store = await webhookTestStore("notifications-batch-test");
-  });
-  afterAll(async () => {
-    await receivers.closeAll();
-    await store?.drop();
-  });
-  const pool = () => store.db.pool;
+  const suite = useWebhookTestStore("notifications-batch-test");
+  const pool = () => suite.store.db.pool;
+  const receivers = suite.receivers;
 
   /** The worker's counters so far: attempts answered 2xx (`ok`) and with another status, and lags observed. */
   async function attemptCounts(): Promise<{ ok: number; status: number; lag: number }> {
@@ -62,7 +47,7 @@ describeOnPostgres("batch.test.ts", "webhook delivery batches", () => {
   }
 
   /** A delivery worker on the test's database with `concurrency` slots (retries after 100 ms). */
-  const worker = (concurrency = 2) => testWorker(pool(), store.log, { concurrency });
+  const worker = (concurrency = 2) => testWorker(pool(), suite.store.log, { concurrency });
 
   /** Each delivery's status, attempts and `delivered_at` (ms), by id. */
   async function outcomes(hook: string) {

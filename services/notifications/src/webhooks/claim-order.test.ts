@@ -1,12 +1,5 @@
 import { eventually } from "@aps/testkit";
-import {
-  describeOnPostgres,
-  Receivers,
-  TEST_SECRET,
-  testWorker,
-  webhookTestStore,
-  type WebhookTestStore,
-} from "./worker.fixture.js";
+import { describeOnPostgres, TEST_SECRET, testWorker, useWebhookTestStore } from "./worker.fixture.js";
 
 /**
  * The claim takes the endpoints behind the feed's head least advanced first, by their numeric
@@ -17,27 +10,21 @@ import {
  * must be the one at 99, not the one at 100.
  */
 describeOnPostgres("claim-order.test.ts", "webhook claim order", () => {
-  let store: WebhookTestStore;
-  const receivers = new Receivers();
+  const suite = useWebhookTestStore("notifications-claim-order-test");
   let url = "";
   /** The endpoint path (`a` or `b`) of each request, in arrival order. */
   const arrivals: string[] = [];
 
   beforeAll(async () => {
-    store = await webhookTestStore("notifications-claim-order-test");
-    url = await receivers.onEnd((req, res) => {
+    url = await suite.receivers.onEnd((req, res) => {
       arrivals.push(String(req.url).split("/").at(-1)!);
       res.writeHead(204).end();
     });
   });
-  afterAll(async () => {
-    await receivers.closeAll();
-    await store?.drop();
-  });
 
   it("claims the endpoint at cursor 99 before the one at cursor 100 (numbers, not text)", async () => {
     // a feed of 120 events (seq 1..120) and two `*` endpoints: a at 99, b at 100, nothing queued
-    await store.db.pool.query(
+    await suite.store.db.pool.query(
       `INSERT INTO feed_events (event_id, type, post_id, actor_id, occurred_at, data)
        SELECT 'ev_' || g, 'post.created', 'p_' || g, 'ag_x', now(), jsonb_build_object('postId', 'p_' || g)
        FROM generate_series(1, 120) g`,
@@ -46,11 +33,11 @@ describeOnPostgres("claim-order.test.ts", "webhook claim order", () => {
       ["wh_a", 99],
       ["wh_b", 100],
     ] as const)
-      await store.db.pool.query(
+      await suite.store.db.pool.query(
         "INSERT INTO webhooks (id, agent_id, url, events, secret, feed_cursor) VALUES ($1, 'ag_o', $2, '{*}', $3, $4)",
         [id, `${url}/${id.slice(3)}`, TEST_SECRET, cursor],
       );
-    const worker = testWorker(store.db.pool, store.log, {
+    const worker = testWorker(suite.store.db.pool, suite.store.log, {
       retrySchedule: [5_000],
       attemptTimeoutMs: 5_000,
       concurrency: 1, // one slot: the claim takes the single least advanced endpoint

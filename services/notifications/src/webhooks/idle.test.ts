@@ -1,13 +1,5 @@
 import { eventually } from "@aps/testkit";
-import {
-  addEndpoint,
-  describeOnPostgres,
-  queueDeliveries,
-  Receivers,
-  testWorker,
-  webhookTestStore,
-  type WebhookTestStore,
-} from "./worker.fixture.js";
+import { addEndpoint, describeOnPostgres, queueDeliveries, testWorker, useWebhookTestStore } from "./worker.fixture.js";
 
 /**
  * A delivery worker with no endpoint (docs/design/notifications.md#per-endpoint-feed-cursor), on
@@ -16,16 +8,14 @@ import {
  * endpoint registered meanwhile by another replica is still found by the safety poll.
  */
 describeOnPostgres("idle.test.ts", "a delivery worker without endpoints", () => {
-  let store: WebhookTestStore;
-  const receivers = new Receivers();
+  const suite = useWebhookTestStore("notifications-idle-test");
   /** Claim statements sent so far (the endpoint picks of a pass). */
   let claims = 0;
   beforeAll(async () => {
-    store = await webhookTestStore("notifications-idle-test");
     // every client the pool hands out counts the claim statements it is sent (the pool's own
     // `query` asks for a client with a callback, the worker's transactions with a promise)
-    const pool = store.db.pool as unknown as { connect: (cb?: (...a: unknown[]) => void) => unknown };
-    const connect = pool.connect.bind(store.db.pool);
+    const pool = suite.store.db.pool as unknown as { connect: (cb?: (...a: unknown[]) => void) => unknown };
+    const connect = pool.connect.bind(suite.store.db.pool);
     const counted = (c: { query: (...a: unknown[]) => unknown; counted?: boolean }) => {
       if (c.counted) return;
       c.counted = true;
@@ -45,12 +35,8 @@ describeOnPostgres("idle.test.ts", "a delivery worker without endpoints", () => 
       return (connect() as Promise<never>).then((c) => (counted(c), c));
     };
   });
-  afterAll(async () => {
-    await receivers.closeAll();
-    await store?.drop();
-  });
 
-  const worker = (pollMs: number) => testWorker(store.db.pool, store.log, { retrySchedule: [100], pollMs });
+  const worker = (pollMs: number) => testWorker(suite.store.db.pool, suite.store.log, { retrySchedule: [100], pollMs });
 
   it("feed events wake no claim once a pass found no endpoint; a local registration (notify) does", async () => {
     const w = worker(600_000);
@@ -79,7 +65,7 @@ describeOnPostgres("idle.test.ts", "a delivery worker without endpoints", () => 
 
   it("an endpoint another replica registered is found by the safety poll and served", async () => {
     const got: string[] = [];
-    const url = await receivers.onEnd((req, res) => {
+    const url = await suite.receivers.onEnd((req, res) => {
       got.push(String(req.headers["webhook-id"]));
       res.writeHead(204).end();
     });
@@ -89,8 +75,8 @@ describeOnPostgres("idle.test.ts", "a delivery worker without endpoints", () => 
       const before = claims;
       await eventually(async () => expect(claims).toBeGreaterThan(before), 10_000, 20);
       // written by "another replica": no wake reaches this worker
-      await addEndpoint(store.db.pool, "wh_other", url);
-      await queueDeliveries(store.db.pool, "wh_other", ["msg_other"], 1);
+      await addEndpoint(suite.store.db.pool, "wh_other", url);
+      await queueDeliveries(suite.store.db.pool, "wh_other", ["msg_other"], 1);
       w.feedAdvanced();
       await eventually(async () => expect(got).toEqual(["msg_other"]), 10_000, 20);
     } finally {

@@ -3,11 +3,9 @@ import {
   addEndpoint,
   describeOnPostgres,
   queueDeliveries,
-  Receivers,
   TEST_SECRET,
   testWorker,
-  webhookTestStore,
-  type WebhookTestStore,
+  useWebhookTestStore,
 } from "./worker.fixture.js";
 
 /**
@@ -16,15 +14,7 @@ import {
  * the healthy endpoints' deliveries behind it.
  */
 describeOnPostgres("replicas.test.ts", "webhook workers of two replicas", () => {
-  let store: WebhookTestStore;
-  const receivers = new Receivers();
-  beforeAll(async () => {
-    store = await webhookTestStore("notifications-replicas-test", 2);
-  });
-  afterAll(async () => {
-    await receivers.closeAll();
-    await store?.drop();
-  });
+  const suite = useWebhookTestStore("notifications-replicas-test", 2);
 
   /**
    * A receiver answering 204 `delayMs` after a request — and not before `held` resolves; records
@@ -36,7 +26,7 @@ describeOnPostgres("replicas.test.ts", "webhook workers of two replicas", () => 
     let got = 0;
     let open = 0;
     let maxOpen = 0;
-    const url = await receivers.listen((req, res) => {
+    const url = await suite.receivers.listen((req, res) => {
       got++;
       maxOpen = Math.max(maxOpen, ++open);
       req.resume();
@@ -69,7 +59,7 @@ describeOnPostgres("replicas.test.ts", "webhook workers of two replicas", () => 
     const slow = await receiver(300, new Promise<void>((r) => (answerSlow = r)));
     const fast = await Promise.all([0, 0, 0].map(() => receiver(0)));
     const hooks = [slow, ...fast].map((r, i) => ({ id: `wh_${i}`, url: r.url }));
-    const pool = store.db.pool;
+    const pool = suite.store.db.pool;
     // each of its own agent (one agent's endpoints share SLOTS_PER_AGENT slots)
     for (const h of hooks) await addEndpoint(pool, h.id, h.url, `${h.id}_owner`);
     // the slow endpoint's 12 deliveries are older than everyone else's 10
@@ -83,9 +73,9 @@ describeOnPostgres("replicas.test.ts", "webhook workers of two replicas", () => 
     await queue("wh_0", 12, 0);
     for (const [i, h] of hooks.slice(1).entries()) await queue(h.id, 10, 100 * (i + 1));
 
-    const workers = store.dbs.map((d) =>
+    const workers = suite.store.dbs.map((d) =>
       // the slow endpoint's first attempt is held while the healthy ones are served: it must not time out
-      testWorker(d.pool, store.log, { attemptTimeoutMs: 30_000, concurrency: 4 }),
+      testWorker(d.pool, suite.store.log, { attemptTimeoutMs: 30_000, concurrency: 4 }),
     );
     for (const w of workers) w.start();
     try {
@@ -126,7 +116,7 @@ describeOnPostgres("replicas.test.ts", "webhook workers of two replicas", () => 
 
   it("an honest endpoint keeps its delivery lag under 2 s beside 20 slow-but-successful endpoints of 4 agents, each agent at most 2 in flight (docs/design/notifications.md#fair-shares)", async () => {
     const secret = TEST_SECRET;
-    const pool = store.db.pool;
+    const pool = suite.store.db.pool;
     // 4 agents, 5 endpoints each on one receiver per agent, every answer a 204 after 1.5 s: a
     // success, but not a quick one; each endpoint starts with a backlog of 40 deliveries (a minute
     // of its answers: on the old rule the honest endpoint waited that long for a slot)
@@ -148,7 +138,11 @@ describeOnPostgres("replicas.test.ts", "webhook workers of two replicas", () => 
       }
     const honest = await receiver(0);
     await addEndpoint(pool, "wh_fair_honest", honest.url, "ag_honest");
-    const worker = testWorker(pool, store.log, { retrySchedule: [100], attemptTimeoutMs: 10_000, concurrency: 16 });
+    const worker = testWorker(pool, suite.store.log, {
+      retrySchedule: [100],
+      attemptTimeoutMs: 10_000,
+      concurrency: 16,
+    });
     worker.start();
     const queuedAt = new Map<string, number>();
     try {
@@ -185,7 +179,7 @@ describeOnPostgres("replicas.test.ts", "webhook workers of two replicas", () => 
 
   it("an attempt holds no connection during its HTTP exchange: more attempts in flight than the pool has connections (docs/design/notifications.md#connection-pool)", async () => {
     // a pool of 2 connections, 6 endpoints each answering after 1.5 s, 6 attempts at once
-    const small = await store.open(2);
+    const small = await suite.store.open(2);
     const slowAnswer = await receiver(1_500);
     for (let i = 0; i < 6; i++) {
       await small.pool.query(
@@ -198,7 +192,11 @@ describeOnPostgres("replicas.test.ts", "webhook workers of two replicas", () => 
         [`msg_pool_${i}`, `wh_pool_${i}`],
       );
     }
-    const worker = testWorker(small.pool, store.log, { retrySchedule: [100], attemptTimeoutMs: 5_000, concurrency: 6 });
+    const worker = testWorker(small.pool, suite.store.log, {
+      retrySchedule: [100],
+      attemptTimeoutMs: 5_000,
+      concurrency: 6,
+    });
     worker.start();
     try {
       await eventually(async () => expect(slowAnswer.ids).toHaveLength(6), 20_000, 50);

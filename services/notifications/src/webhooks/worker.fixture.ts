@@ -78,6 +78,29 @@ export async function webhookTestStore(name: string, handles = 1): Promise<Webho
   };
 }
 
+/** What a suite holds through `useWebhookTestStore`: its store (set in `beforeAll`) and its receivers. */
+export interface WebhookSuite {
+  store: WebhookTestStore;
+  receivers: Receivers;
+}
+
+/**
+ * Registers, in the calling `describe`, a `beforeAll` that creates the store (`name`, `handles`:
+ * webhookTestStore) and an `afterAll` that closes the receivers and drops the store; returns the
+ * suite's holder, whose `store` is set once `beforeAll` has run.
+ */
+export function useWebhookTestStore(name: string, handles = 1): WebhookSuite {
+  const suite = { receivers: new Receivers() } as WebhookSuite;
+  beforeAll(async () => {
+    suite.store = await webhookTestStore(name, handles);
+  });
+  afterAll(async () => {
+    await suite.receivers.closeAll();
+    await (suite.store as WebhookTestStore | undefined)?.drop();
+  });
+  return suite;
+}
+
 /**
  * Loopback HTTP receivers standing in for webhook endpoints; `closeAll()` closes them
  * (their open connections first).
