@@ -66,7 +66,7 @@ export const ALONE_WAITING = [
   "test/faults/postgres-restart.test.ts",
   "test/limits/store-outage.test.ts",
 ];
-/** Every timing-sensitive suite of the last part (scripts/stress.mjs runs them with nothing beside). */
+/** Every timing-sensitive suite of the last part (scripts/stress.mjs runs them after its other files). */
 export const ALONE = [...ALONE_COMPUTE, ...ALONE_WAITING];
 /** The wait lane's first part, no image needed: fault suites that wait more than they compute, and two long suites. */
 export const WAIT_NO_IMAGE = [
