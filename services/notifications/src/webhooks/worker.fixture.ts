@@ -11,7 +11,7 @@ import {
   type Database,
   type Logger,
 } from "@aps/platform";
-import { ADMIN_DATABASE_URL, createTestDatabase, hasPostgres, type TestDatabase } from "@aps/testkit";
+import { ADMIN_DATABASE_URL, createTestDatabase, hasPostgres } from "@aps/testkit";
 import { DeliveryWorker, type DeliveryOptions } from "./worker.js";
 
 /**
@@ -43,7 +43,6 @@ export function describeOnPostgres(file: string, title: string, body: () => void
 
 /** A fresh notifications database: `handles` pools on it (replicas), the first one `db`. */
 export interface WebhookTestStore {
-  tdb: TestDatabase;
   db: Database;
   dbs: Database[];
   log: Logger;
@@ -66,7 +65,6 @@ export async function webhookTestStore(name: string, handles = 1): Promise<Webho
   for (let i = 0; i < handles; i++) await open();
   await migrate(dbs[0]!, [PLATFORM_MIGRATIONS_DIR, MIGRATIONS_DIR], log);
   return {
-    tdb,
     db: dbs[0]!,
     dbs,
     log,
