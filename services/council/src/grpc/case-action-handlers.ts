@@ -59,7 +59,7 @@ export function caseActionHandlers(
       const { idem, first } = await keyed(r.councillorId, req.idempotencyKey, "council.RaiseConcern", r);
       if (first) return first;
       await requireCouncillor(r.councillorId);
-      if (!(await repo.find(r.postId))) await postOf(r.postId); // not_found before invalid_state
+      if (!(await repo.hasCase(r.postId))) await postOf(r.postId); // not_found before invalid_state
       return actions.raiseConcern(r.postId, r.councillorId, r.reason, idem);
     }),
     resolveConcern: unary(log, async (req: council.ResolveConcernRequest) => {
@@ -76,7 +76,7 @@ export function caseActionHandlers(
       );
       const { idem, first } = await keyed(r.agentId, req.idempotencyKey, "council.ReportProgress", r);
       if (first) return first;
-      if (!(await repo.find(r.postId))) await postOf(r.postId);
+      if (!(await repo.hasCase(r.postId))) await postOf(r.postId);
       const isChief = (await seatsOf(r.agentId)).includes("chief");
       return actions.reportProgress(r.postId, r.agentId, isChief, r.percent, r.note, idem);
     }),
@@ -123,7 +123,7 @@ export function caseActionHandlers(
       );
       const { idem, first } = await keyed(r.agentId, req.idempotencyKey, "council.RecordDecision", r);
       if (first) return first;
-      if (!(await repo.find(r.postId))) await postOf(r.postId); // not_found before invalid_state
+      if (!(await repo.hasCase(r.postId))) await postOf(r.postId); // not_found before invalid_state
       const isChief = (await seatsOf(r.agentId)).includes("chief");
       return actions.recordDecision(
         r.postId,

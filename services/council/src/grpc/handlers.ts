@@ -128,7 +128,7 @@ export function councilHandlers(
       const { idem, first } = await keyed(r.councillorId, req.idempotencyKey, "council.CastBallot", r);
       if (first) return first;
       const me = await requireSeat(r.councillorId, "councillor");
-      if (!(await repo.find(r.postId))) {
+      if (!(await repo.hasCase(r.postId))) {
         const post = await requirePost(r.postId);
         if (post.status !== "agenda")
           throw new ApsError(
@@ -159,7 +159,7 @@ export function councilHandlers(
       const { idem, first } = await keyed(r.chiefId, req.idempotencyKey, "council.RecordHandoff", r);
       if (first) return first;
       await requireSeat(r.chiefId, "chief");
-      if (!(await repo.find(r.postId)))
+      if (!(await repo.hasCase(r.postId)))
         await requirePost(r.postId).then(() => {
           throw new ApsError("invalid_state", "hand-off needs an adopted proposal");
         });
@@ -170,7 +170,7 @@ export function councilHandlers(
       const { idem, first } = await keyed(r.chiefId, req.idempotencyKey, "council.Complete", r);
       if (first) return first;
       await requireSeat(r.chiefId, "chief");
-      if (!(await repo.find(r.postId)))
+      if (!(await repo.hasCase(r.postId)))
         await requirePost(r.postId).then(() => {
           throw new ApsError("invalid_state", "completion needs a proposal being implemented");
         });
@@ -195,7 +195,7 @@ export function councilHandlers(
       const post = await requirePost(r.postId);
       if (post.author?.agentId !== r.agentId)
         throw new ApsError("forbidden", "only the author may withdraw a proposal");
-      if (!(await repo.find(r.postId))) {
+      if (!(await repo.hasCase(r.postId))) {
         if (post.status === "open") {
           await forum.withdrawPost({ postId: r.postId, agentId: r.agentId, reason: r.reason });
           return { hadCase: false, case: undefined };

@@ -68,6 +68,14 @@ const DEADLINE_MS = 7 * 86_400_000;
       (e: unknown) => (e instanceof ApsError ? e.code : String(e)),
     );
 
+  it("hasCase answers whether a post has a case, without reading it", async () => {
+    const id = post();
+    expect(await repo.hasCase(id)).toBe(false);
+    await repo.nominate(id, "ext_author", "ext_c1", 5);
+    expect(await repo.hasCase(id)).toBe(true);
+    expect(await repo.hasCase(post())).toBe(false);
+  });
+
   it("nomination opens a review case with the nominator's approve ballot; a second one changes nothing", async () => {
     const id = post();
     const before = wakes;

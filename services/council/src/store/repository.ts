@@ -664,6 +664,14 @@ export class CouncilRepository {
     });
   }
 
+  /**
+   * Whether `postId` has a case: one primary-key read, where `find` reads the case and its five
+   * child tables (the handlers' not_found-before-invalid_state checks need only this).
+   */
+  async hasCase(postId: string, q: Queryable = this.pool): Promise<boolean> {
+    return (await q.query("SELECT 1 FROM cases WHERE post_id = $1", [postId])).rowCount === 1;
+  }
+
   /** The case of `postId`, or undefined; read through `q` (a transaction sees its own writes). */
   async find(postId: string, q: Queryable = this.pool): Promise<council.Case | undefined> {
     const r = await q.query<CaseRow>("SELECT * FROM cases WHERE post_id = $1", [postId]);
