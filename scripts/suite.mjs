@@ -20,7 +20,8 @@
 //   node scripts/suite.mjs                 all lanes
 //   node scripts/suite.mjs <jest args…>    one plain jest run with those arguments (no lanes)
 //
-// Environment: APS_SUITE_TIMES_OUT=<file> writes every file's seconds there (JSON, slowest first);
+// Environment: APS_SUITE_TIMES_OUT=<file> writes every file's seconds there (JSON, slowest first),
+// and APS_SUITE_CPU_OUT=<file> every file's CPU seconds (its jest process and children, most first);
 // APS_TEST_IMAGE_READY=<file> makes the wait lane's container part wait until the file
 // exists (.ci/run writes "ok" there when the image build ends, anything else when it failed);
 // APS_TEST_ALONE_AFTER=<file> makes the last lanes wait until that file exists (.ci/run writes it
@@ -31,8 +32,11 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { createRequire } from "node:module";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
+/** The summary reporter's "most CPU" lines (test/support/summary-reporter.cjs), for all lanes together. */
+const { mostCpu } = createRequire(import.meta.url)("../test/support/summary-reporter.cjs");
 const jestArgs = [
   "--experimental-vm-modules",
   "--no-warnings=ExperimentalWarning",
@@ -323,6 +327,7 @@ async function lanes() {
   const crashed = runs.flatMap((r) => r.summary.crashed);
   const failures = runs.flatMap((r) => r.summary.failures ?? []);
   const files = Object.entries(Object.assign({}, ...runs.map((r) => r.summary.files))).sort((a, b) => b[1] - a[1]);
+  const cpu = Object.assign({}, ...runs.map((r) => r.summary.cpu ?? {}));
   const out = [
     "",
     `suite (all lanes): ${Math.round((Date.now() - started) / 1000)} s wall; lanes: ${Object.entries(wall)
@@ -335,6 +340,8 @@ async function lanes() {
     ...failures.map((f) => `  failed: ${f}`),
     `slowest files (of ${files.length}, ${Math.round(files.reduce((n, [, s]) => n + s, 0))} s in all):`,
     ...files.slice(0, 25).map(([f, s]) => `  ${s.toFixed(1).padStart(7)} s  ${f}`),
+    // where the CPU goes, for a CI run that is CPU-bound (docs/design/tests.md#the-lanes)
+    ...mostCpu(cpu, root),
   ];
   console.log(out.join("\n"));
   // .ci/run prints these again as the log's last lines (APS_TEST_FAILURES_OUT), where a reader of
@@ -347,6 +354,11 @@ async function lanes() {
   // every file's seconds, for the next change to the lanes (docs/design/tests.md#the-lanes)
   if (process.env.APS_SUITE_TIMES_OUT)
     writeFileSync(process.env.APS_SUITE_TIMES_OUT, JSON.stringify(Object.fromEntries(files), null, 1) + "\n");
+  if (process.env.APS_SUITE_CPU_OUT)
+    writeFileSync(
+      process.env.APS_SUITE_CPU_OUT,
+      JSON.stringify(Object.fromEntries(Object.entries(cpu).sort((a, b) => b[1] - a[1])), null, 1) + "\n",
+    );
   process.exit(runs.some((r) => r.code !== 0) ? 1 : 0);
 }
 

@@ -1,3 +1,4 @@
+import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -190,6 +191,37 @@ describe("summary reporter", () => {
       crashed: [],
       failures: [],
       files: { "test/e2e/api.test.ts": 2, "test/ops/helm.test.ts": 0.5 },
+      cpu: {},
     });
+  });
+
+  it("counts each file's CPU seconds, its child processes' included, and lists the files that used the most", async () => {
+    const reporter = new (
+      SummaryReporter as unknown as new (cfg: { rootDir: string }) => {
+        onTestStart(t: { path: string }): void;
+        onTestResult(t: { path: string }): void;
+        cpu: Map<string, number>;
+      }
+    )({ rootDir: ROOT });
+    const busy = { path: join(ROOT, "test/busy.test.ts") };
+    const idle = { path: join(ROOT, "test/idle.test.ts") };
+    // ~0.6 CPU-s in a child process (reaped before the file ends), measured against a file that computes nothing
+    reporter.onTestStart(busy);
+    await new Promise<void>((resolve, reject) =>
+      spawn(process.execPath, ["-e", "const t = Date.now(); while (Date.now() - t < 600);"])
+        .on("exit", () => resolve())
+        .on("error", reject),
+    );
+    reporter.onTestResult(busy);
+    reporter.onTestStart(idle);
+    reporter.onTestResult(idle);
+    expect(reporter.cpu.get(busy.path)).toBeGreaterThanOrEqual(0.4);
+    expect(reporter.cpu.get(idle.path)).toBeLessThan(0.1);
+    const { mostCpu } = require(join(ROOT, "test/support/summary-reporter.cjs")) as {
+      mostCpu(cpu: Record<string, number>, root: string): string[];
+    };
+    const lines = mostCpu(Object.fromEntries(reporter.cpu), ROOT);
+    expect(lines[0]).toMatch(/^most CPU \(of 2 files, \d+ CPU-s in all/);
+    expect(lines[1]).toMatch(/^ +\d+\.\d s {2}test\/busy\.test\.ts$/);
   });
 });

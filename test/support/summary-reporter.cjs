@@ -7,10 +7,11 @@
  *   skipped: N in <file> › <names down to the one with the reason> (one line per group; the reason is in the name)
  *   modes: <file>: <mode>, … (one line per file whose tests run in the run modes of test/support/system.ts)
  *   slowest files (of N, S s in all): then the 25 slowest, seconds each
+ *   most CPU (of N files, S CPU-s in all): then the 15 that used the most, CPU seconds each
  *
  * With `APS_TEST_TIMINGS_OUT=<file>`, the counts and each file's seconds are also written there as
  * JSON (`{ passed, failed, skipped, crashed: ["<file>: <error>"], failures: ["<file> › <name>: <error>"],
- * files: { "<file>": seconds } }`), so
+ * files: { "<file>": seconds }, cpu: { "<file>": CPU seconds } }`), so
  * scripts/suite.mjs can sum its lanes and list their slowest files together.
  *
  * With `APS_TEST_OUTCOMES_OUT=<file>`, every test's outcome is appended there as one JSON line
@@ -23,7 +24,27 @@
  * here and counted as failed in the totals (docs/design/tests.md#loud-skips).
  */
 const path = require("node:path");
-const { appendFileSync, writeFileSync } = require("node:fs");
+const { appendFileSync, readFileSync, writeFileSync } = require("node:fs");
+
+/** Clock ticks per second of /proc/<pid>/stat times (`getconf CLK_TCK`; 100 on Linux x86-64 and arm64). */
+const CLK_TCK = 100;
+
+/**
+ * CPU seconds of this jest process and of its children it has reaped (Linux /proc/self/stat:
+ * utime + stime + cutime + cstime), or null where /proc is not there. jest.config.js runs the files
+ * one at a time in this process (maxWorkers 1), so a file's delta is its CPU: its in-jest systems,
+ * and the processes it started and stopped (a distributed topology, an embedded PostgreSQL) — not
+ * the machine's PostgreSQL and NATS servers, nor containers (docs/design/tests.md#the-lanes).
+ */
+function cpuSeconds() {
+  try {
+    const s = readFileSync("/proc/self/stat", "utf8");
+    const f = s.slice(s.lastIndexOf(")") + 2).split(" ");
+    return (Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14])) / CLK_TCK;
+  } catch {
+    return null;
+  }
+}
 
 /** The run modes of test/support/system.ts, as test names carry them: "… (embedded) …", "… (real, …)". */
 const MODE_IN_NAME = /\((distributed-containers|aio-container|aio-process|distributed|embedded|real)[,;)]/;
@@ -77,6 +98,19 @@ function skipGroup(t) {
 class SummaryReporter {
   constructor(globalConfig) {
     this.rootDir = globalConfig?.rootDir ?? process.cwd();
+    /** CPU seconds at each file's start, then each file's CPU seconds (cpuSeconds), by path. */
+    this.cpuAtStart = new Map();
+    this.cpu = new Map();
+  }
+
+  onTestStart(test) {
+    this.cpuAtStart.set(test.path, cpuSeconds());
+  }
+
+  onTestResult(test) {
+    const a = this.cpuAtStart.get(test.path);
+    const b = cpuSeconds();
+    if (a !== null && a !== undefined && b !== null) this.cpu.set(test.path, Math.round((b - a) * 100) / 100);
   }
 
   onRunComplete(_contexts, results) {
@@ -147,6 +181,7 @@ class SummaryReporter {
           crashed: crashed.map((r) => `${path.relative(this.rootDir, r.testFilePath)}: ${firstLine(r)}`),
           failures,
           files: Object.fromEntries(timed.map((t) => [t.file, t.s])),
+          cpu: Object.fromEntries([...this.cpu].map(([f, c]) => [path.relative(this.rootDir, f), c])),
         }),
       );
     if (timed.length > 1) {
@@ -154,7 +189,24 @@ class SummaryReporter {
       out.push(`slowest files (of ${timed.length}, ${Math.round(total)} s in all):`);
       for (const t of timed.slice(0, 25)) out.push(`  ${t.s.toFixed(1).padStart(7)} s  ${t.file}`);
     }
+    if (this.cpu.size > 1) out.push(...mostCpu(Object.fromEntries(this.cpu), this.rootDir));
     process.stdout.write(`${out.join("\n")}\n`);
   }
 }
+/**
+ * The lines "most CPU (of N files, S CPU-s in all):" and the 15 files that used the most, from
+ * `{ file: CPU seconds }` (paths made relative to `root`). scripts/suite.mjs prints the same for all lanes.
+ */
+function mostCpu(cpu, root) {
+  const rows = Object.entries(cpu).sort((a, b) => b[1] - a[1]);
+  const total = rows.reduce((n, [, c]) => n + c, 0);
+  return [
+    `most CPU (of ${rows.length} files, ${Math.round(total)} CPU-s in all, this jest process and its children):`,
+    ...rows
+      .slice(0, 15)
+      .map(([f, c]) => `  ${c.toFixed(1).padStart(7)} s  ${path.relative(root, path.resolve(root, f))}`),
+  ];
+}
+
 module.exports = SummaryReporter;
+module.exports.mostCpu = mostCpu;
