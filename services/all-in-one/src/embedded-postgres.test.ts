@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createLogger } from "@aps/platform";
 import { ensureBuilt, queryRows } from "@aps/testkit";
-import { startEmbeddedPostgres, type EmbeddedPostgres } from "./embedded-postgres.js";
+import { socketDirFor, startEmbeddedPostgres, type EmbeddedPostgres } from "./embedded-postgres.js";
 
 /**
  * The embedded PostgreSQL of the all-in-one (docs/design/services.md#embedded-postgresql): a real server from the npm
@@ -62,6 +62,29 @@ describe("embedded PostgreSQL", () => {
     const b = await start(dir);
     expect(await queryRows<{ n: number }>(b.url, "SELECT n FROM kept")).toEqual([{ n: 42 }]);
     await b.stop();
+  });
+
+  it("serves its URL through a Unix socket in the cluster's folder, and TCP on 127.0.0.1 too", async () => {
+    const dir = newDir();
+    const s = await start(dir);
+    const socketDir = new URL(s.url).searchParams.get("host");
+    expect(socketDir).toBe(join(dir, "postgres"));
+    expect(existsSync(join(socketDir!, `.s.PGSQL.${s.port}`))).toBe(true);
+    // inet_server_addr() is NULL on a Unix-socket connection, the address otherwise
+    const [viaUrl] = await queryRows<{ addr: string | null }>(s.url, "SELECT inet_server_addr()::text AS addr");
+    expect(viaUrl).toEqual({ addr: null });
+    const tcp = s.url.replace(/\?host=.*$/, "");
+    const [viaTcp] = await queryRows<{ addr: string | null }>(tcp, "SELECT inet_server_addr()::text AS addr");
+    expect(viaTcp).toEqual({ addr: "127.0.0.1/32" });
+    await s.stop();
+  });
+
+  it("binds no socket where its path would be too long or the folder's name cannot be listed", () => {
+    expect(socketDirFor("/tmp/aps-x/postgres", 54321)).toBe("/tmp/aps-x/postgres");
+    const long = `/tmp/${"d".repeat(90)}/postgres`;
+    expect(socketDirFor(long, 54321)).toBe("");
+    expect(socketDirFor("/tmp/a,b/postgres", 54321)).toBe("");
+    expect(socketDirFor("/tmp/a b/postgres", 54321)).toBe("");
   });
 
   it("refuses a connection without the password", async () => {
