@@ -60,6 +60,12 @@ interface Window {
   resetAt: number;
   /** When the store last answered for this partition, ms since the epoch. */
   syncedAt: number;
+  /**
+   * A local window: opened here by the partition's first request, not yet known to the store
+   * (`shared` 0, `resetAt` one window after that request). Its requests are sent only when
+   * `batch` of them fill it, or by `flush`; a local window that ends first is dropped uncounted.
+   */
+  local: boolean;
 }
 
 /** How long after its end a window is kept before a sweep removes it, ms. */
@@ -75,9 +81,12 @@ const SWEEP_EVERY_MS = 60_000;
  *   finds the batch full (which waits for the store's answer, as do those arriving meanwhile);
  * - otherwise (no fresh view, or near the limit) counted in the store at once together with what
  *   is pending (exact path), and admitted when the store's total is within the limit.
+ * - a partition this replica has no window for yet, under a limit above `headroom`, opens a local
+ *   window: its first `batch` requests are admitted with no store call, and only the request that
+ *   finds the batch full sends them all (exact path). A partition that sends fewer requests in a
+ *   window costs no store write at all (most agents: a request every few minutes).
  * At most `batch` requests admitted by one replica are unknown to the store at any time, so
- * across R replicas a burst passes the limit by at most R × batch requests per window, and only
- * when a replica's fresh view lags the others by more than `headroom − batch`.
+ * across R replicas a window admits at most the limit plus R × batch requests.
  */
 export class BatchedCounter {
   private readonly windows = new Map<string, Window>();
@@ -86,16 +95,22 @@ export class BatchedCounter {
   private flushing: Promise<void> | undefined;
   private lastSweep = Date.now();
 
+  /** Whether a partition's first requests open a local window (limits above the headroom only). */
+  private readonly localFirst: boolean;
+
   /**
    * @param limit requests allowed per window
    * @param store the shared store (with its fallback), called with `+points`
+   * @param windowMs the store's window, ms: the length of a local window
    */
   constructor(
     private readonly limit: number,
     private readonly store: StoreCall,
     private readonly opts: BatchOptions = DEFAULT_BATCH,
+    private readonly windowMs = 60_000,
   ) {
-    this.timer = setInterval(() => void this.flush(), opts.syncMs);
+    this.localFirst = limit > opts.headroom;
+    this.timer = setInterval(() => void this.sync(), opts.syncMs);
     this.timer.unref();
   }
 
@@ -118,8 +133,32 @@ export class BatchedCounter {
           allowed: false,
         };
       }
+      if (!w && this.localFirst) {
+        w = {
+          shared: 0,
+          pending: 0,
+          inflight: 0,
+          sending: undefined,
+          refused: 0,
+          resetAt: now + this.windowMs,
+          syncedAt: 0,
+          local: true,
+        };
+        this.windows.set(partition, w);
+      }
+      if (w?.local) {
+        if (w.pending + w.inflight < this.opts.batch) {
+          w.pending++;
+          return { used: w.pending + w.inflight, resetMs: Math.max(0, w.resetAt - now), allowed: true };
+        }
+        if (w.sending) {
+          await w.sending.catch(() => undefined);
+          continue;
+        }
+      }
       const roomy =
         w !== undefined &&
+        !w.local &&
         now - w.syncedAt <= this.opts.maxViewAgeMs &&
         w.shared + w.pending + w.inflight + 1 <= this.limit - this.opts.headroom;
       if (w && roomy && w.pending + w.inflight < this.opts.batch) {
@@ -165,8 +204,17 @@ export class BatchedCounter {
     return w && Date.now() < w.resetAt ? w.pending : 0;
   }
 
-  /** Sends every pending count to the store now (also run every `syncMs`). */
-  flush(): Promise<void> {
+  /** Sends every pending count to the store now, local windows' too. */
+  async flush(): Promise<void> {
+    await this.flushing;
+    const now = Date.now();
+    for (const [partition, w] of this.windows)
+      if (w.local && w.pending > 0 && now < w.resetAt) this.dirty.add(partition);
+    await this.sync();
+  }
+
+  /** Sends the pending counts of windows the store knows (run every `syncMs`); local windows wait for a full batch. */
+  private sync(): Promise<void> {
     this.flushing ??= this.flushOnce().finally(() => (this.flushing = undefined));
     return this.flushing;
   }
@@ -193,7 +241,7 @@ export class BatchedCounter {
     if (now - this.lastSweep > SWEEP_EVERY_MS) {
       this.lastSweep = now;
       for (const [p, w] of this.windows)
-        if (now >= w.resetAt && w.pending === 0 && w.inflight === 0) this.windows.delete(p);
+        if (now >= w.resetAt && (w.pending === 0 || w.local) && w.inflight === 0) this.windows.delete(p);
     }
     await Promise.all(jobs);
   }
@@ -217,11 +265,13 @@ export class BatchedCounter {
         refused: 0,
         resetAt,
         syncedAt: now,
+        local: false,
       });
       return;
     }
-    if (resetAt > w.resetAt + 1_000) {
-      // The store opened a new window meanwhile.
+    if (w.local || resetAt > w.resetAt + 1_000) {
+      // The store's first answer for a local window, or the store opened a new window meanwhile.
+      w.local = false;
       w.shared = r.consumedPoints;
       w.refused = 0;
       w.resetAt = resetAt;

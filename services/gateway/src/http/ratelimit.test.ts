@@ -1,8 +1,10 @@
 import { fileURLToPath } from "node:url";
 import pg from "pg";
 import { createLogger, migrate, openDatabase, rateLimitStoreFailures, type Database } from "@aps/platform";
-import { createTestDatabase, hasPostgres, scaled, type TestDatabase } from "@aps/testkit";
+import { createTestDatabase, hasPostgres, scaled, waitUntil, type TestDatabase } from "@aps/testkit";
 import { rateLimitHeaderValues, RequestRateLimiter } from "./ratelimit.js";
+import { BatchedCounter, DEFAULT_BATCH } from "./rate-batch.js";
+import { CoalescedRateStore } from "./rate-store.js";
 
 /**
  * The limiter itself (docs/design/identity-and-abuse.md#per-minute-request-limits): counting, separate budgets per policy and partition, the IETF
@@ -151,6 +153,56 @@ if (!pgUp) console.warn("[ratelimit.test] NO PostgreSQL at 127.0.0.1:5432: the b
       const b = replica(1_000_000, 1_000_000);
       expect(await b.peek("anon", "198.51.100.1")).toMatchObject({ used: 1_000, remaining: 1_000_000 - 1_000 });
       console.log(`[ratelimit] 1000 requests far from the limit: ${spent} store writes`);
+    });
+
+    it("a partition's first 32 requests in a window, under a limit above the headroom, cost no store write; the 33rd sends all 33 (docs/design/identity-and-abuse.md#counting-across-replicas)", async () => {
+      const a = replica(600, 600);
+      const before = writes;
+      // 200 agents, five requests each: what most agents send in a minute
+      for (let round = 1; round <= 5; round++) {
+        const rs = await Promise.all(Array.from({ length: 200 }, (_, i) => a.consume("keyed", `ext_QUIET${i}`)));
+        expect(rs.map((r) => [r.allowed, r.used])).toEqual(rs.map(() => [true, round]));
+        expect(rs.every((r) => r.resetSeconds > 0 && r.resetSeconds <= 60)).toBe(true);
+      }
+      expect(writes - before).toBe(0);
+      // this replica's view counts them; the store has none of them yet
+      expect(await a.peek("keyed", "ext_QUIET7")).toMatchObject({ used: 5 });
+      expect(await replica(600, 600).peek("keyed", "ext_QUIET7")).toMatchObject({ used: 0 });
+      // one agent goes on: the 33rd request of its window sends the 33 in one write
+      for (let i = 0; i < 32; i++) expect((await a.consume("keyed", "ext_BUSY")).used).toBe(i + 1);
+      expect(writes - before).toBe(0);
+      expect(await a.consume("keyed", "ext_BUSY")).toMatchObject({ allowed: true, used: 33 });
+      expect(writes - before).toBe(1);
+      expect(await replica(600, 600).peek("keyed", "ext_BUSY")).toMatchObject({ used: 33 });
+    });
+
+    it("a local window that ends before its batch fills is dropped uncounted; a graceful close sends the open ones", async () => {
+      const windowMs = scaled(1_000);
+      const store = new CoalescedRateStore(db.pool, `"${db.schema}".rate_limits`, windowMs, scaled(10_000));
+      const counter = new BatchedCounter(
+        600,
+        (partition, n) => store.add(`keyed:${partition}`, n),
+        DEFAULT_BATCH,
+        windowMs,
+      );
+      const before = writes;
+      for (let i = 0; i < 5; i++) await counter.consume("ext_SHORT");
+      expect(counter.pendingOf("ext_SHORT")).toBe(5);
+      // the window's end passes: the five are gone, and the next request opens a new local window
+      await waitUntil("the local window to end", () => counter.pendingOf("ext_SHORT") === 0);
+      expect(await counter.consume("ext_SHORT")).toMatchObject({ allowed: true, used: 1 });
+      await counter.consume("ext_OPEN");
+      await counter.close();
+      // close sent the two open windows (one request each, in one statement or two), never the ended one
+      expect(writes - before).toBeGreaterThanOrEqual(1);
+      expect(writes - before).toBeLessThanOrEqual(2);
+      const rows = await db.pool.query<{ key: string; points: number }>(
+        `SELECT key, points FROM "${db.schema}".rate_limits WHERE key IN ('keyed:ext_SHORT', 'keyed:ext_OPEN') ORDER BY key`,
+      );
+      expect(rows.rows).toEqual([
+        { key: "keyed:ext_OPEN", points: 1 },
+        { key: "keyed:ext_SHORT", points: 1 },
+      ]);
     });
 
     it("within the headroom every request is counted in the store first: two replicas in parallel admit exactly the limit", async () => {

@@ -149,7 +149,15 @@ export class RequestRateLimiter {
     this.batched =
       store.kind === "memory"
         ? undefined
-        : each((p) => new BatchedCounter(this.points[p], (partition, n) => this.count(p, partition, n), opts));
+        : each(
+            (p) =>
+              new BatchedCounter(
+                this.points[p],
+                (partition, n) => this.count(p, partition, n),
+                opts,
+                RATE_WINDOW_SECONDS * 1000,
+              ),
+          );
   }
 
   /** Sends the counts still pending to the shared store and stops reconciling (gateway stop). */
