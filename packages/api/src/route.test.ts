@@ -56,6 +56,17 @@ const raw = defineRoute({
   },
 });
 
+/** A route's layer as express keeps it: its path and its handlers in order. */
+interface RouteLayer {
+  route?: { path: string; stack: { handle: unknown }[] };
+  handle?: { stack?: RouteLayer[] };
+}
+
+/** The route layers under `router`, through the route index mountRoutes puts on it. */
+function routeLayers(router: express.Router): RouteLayer[] {
+  return (router.stack as RouteLayer[]).flatMap((l) => (l.route ? [l] : (l.handle?.stack ?? [])));
+}
+
 async function serve(withCaller: boolean) {
   const app = express();
   app.use(express.json());
@@ -166,7 +177,7 @@ describe("defineRoute (docs/design/edge.md#routes-declared-once)", () => {
     const router = express.Router();
     mountRoutes(router, [addItem, raw, idem], {} as RouteDeps, { authenticate, idempotency });
     // each route's handlers in order, as express keeps them on its layer
-    const stacks = (router.stack as { route?: { path: string; stack: { handle: unknown }[] } }[]).map((l) => [
+    const stacks = routeLayers(router).map((l) => [
       l.route!.path,
       l.route!.stack.map((h) =>
         h.handle === authenticate
@@ -214,6 +225,53 @@ describe("defineRoute (docs/design/edge.md#routes-declared-once)", () => {
     expect(order).toHaveLength(5);
   });
 
+  it("the route index sends every request where express's own walk over the mount order would (docs/design/edge.md#routes-declared-once)", async () => {
+    // each served route answers its own method and path; requests: every route's path with its
+    // parameters filled, in other cases, with a trailing slash, one segment more or less, and unknown
+    const served = mountOrder(ROUTES).map((r) => route(r.operation.path, "none", { method: r.operation.method }));
+    const listen = async (mount: (router: express.Router) => void) => {
+      const app = express();
+      const router = express.Router();
+      mount(router);
+      app.use("/v1", router);
+      app.use((req, res) => res.status(404).json(`none ${req.path}`));
+      const server = app.listen(0, "127.0.0.1");
+      await new Promise((r) => server.once("listening", r));
+      return { server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1` };
+    };
+    const indexed = await listen((router) => mountRoutes(router, served, {} as RouteDeps));
+    // express alone: every route on the one router, in the mount order
+    const walked = await listen((router) => {
+      for (const r of mountOrder(served)) r.mount(router, {} as RouteDeps);
+    });
+    try {
+      const paths = new Set<string>(["", "/", "/nothing", "/nothing/at/all", "//posts", "/posts//vote"]);
+      for (const r of ROUTES) {
+        const p = r.operation.path.replace(/\{[^}]+\}/g, "x_1");
+        for (const v of [p, `${p}/`, p.toUpperCase(), `${p}/extra`, p.split("/").slice(0, -1).join("/")]) paths.add(v);
+      }
+      const methods = ["GET", "POST", "PUT", "PATCH", "DELETE"];
+      const answer = async (base: string, method: string, path: string) => {
+        const r = await fetch(`${base}${path}`, { method });
+        return `${r.status} ${await r.text()}`;
+      };
+      const differ: string[] = [];
+      let matched = 0;
+      for (const path of paths)
+        for (const method of methods) {
+          const [a, b] = await Promise.all([answer(indexed.base, method, path), answer(walked.base, method, path)]);
+          if (a !== b) differ.push(`${method} ${path}: index ${a}, express ${b}`);
+          if (a.startsWith("200")) matched++;
+        }
+      expect(differ).toEqual([]);
+      // the requests reached routes (not only 404s on both sides)
+      expect(matched).toBeGreaterThan(ROUTES.length);
+    } finally {
+      indexed.server.close();
+      walked.server.close();
+    }
+  });
+
   it("mounts every route of the served list so that no path is shadowed by a parameter of an earlier one", () => {
     const paths = mountOrder(ROUTES).map((r) => `${r.operation.method} ${r.operation.path}`);
     const shadows: string[] = [];
@@ -243,7 +301,7 @@ describe("defineRoute (docs/design/edge.md#routes-declared-once)", () => {
     const authenticate: express.RequestHandler = (_q, _s, next) => next();
     const guard: express.RequestHandler = (_q, _s, next) => next();
     const layers = (router: express.Router) =>
-      (router.stack as { route?: { path: string; stack: { handle: unknown }[] } }[]).map((l) => [
+      routeLayers(router).map((l) => [
         l.route!.path,
         l.route!.stack.map((h) => (h.handle === authenticate ? "auth" : h.handle === guard ? "owner" : "handler")),
       ]);

@@ -1,4 +1,11 @@
-import type { NextFunction, Request, RequestHandler, Response, Router } from "express";
+import {
+  Router as newRouter,
+  type NextFunction,
+  type Request,
+  type RequestHandler,
+  type Response,
+  type Router,
+} from "express";
 import { z } from "zod";
 import type {
   CouncilClient,
@@ -374,8 +381,27 @@ export function documentedOperations(routes: readonly ApiRoute[]): Operation[] {
 }
 
 /**
- * Mounts every route of `routes` on `router` (the `/v1` router of app.ts) in `mountOrder`, each
- * behind the middleware its declaration chooses from `options` (MountOptions).
+ * The shape of a path relative to `/v1` that decides which routes could match it: its first
+ * segment (lower case: express matches paths case-insensitively) and its number of segments (one
+ * trailing slash ignored, as express's non-strict matching does; a parameter never spans a `/`
+ * and is never empty). `/posts/{id}/vote` and `/Posts/p_1/vote/` are both `posts#3`; the
+ * index, `""` or `/`, is `#0`.
+ */
+export function pathShape(path: string): string {
+  const p = path.length > 1 && path.endsWith("/") ? path.slice(0, -1) : path;
+  if (p === "" || p === "/") return "#0";
+  const segments = p.slice(1).split("/");
+  return `${segments[0]!.toLowerCase()}#${segments.length}`;
+}
+
+/**
+ * Mounts every route of `routes` on `router` (the `/v1` router of app.ts), each behind the
+ * middleware its declaration chooses from `options` (MountOptions), through a route index
+ * (docs/design/edge.md#routes-declared-once): the routes of one `pathShape` share a router of
+ * their own, in `mountOrder`, and a request tries only the routers of its own shape — a handful of
+ * routes, not the ~90 of `/v1` one after another. Every /v1 path starts with a literal segment
+ * (thrown otherwise). The index's `stack` lists every group's layers, so the app's route list
+ * (the 405 table, the document checks) still sees each route.
  */
 export function mountRoutes(
   router: Router,
@@ -383,7 +409,22 @@ export function mountRoutes(
   deps: RouteDeps,
   options?: MountOptions,
 ): Router {
-  for (const r of mountOrder(routes)) r.mount(router, deps, options);
+  const groups = new Map<string, Router>();
+  for (const r of mountOrder(routes)) {
+    const shape = pathShape(expressPath(r.operation.path));
+    if (shape.startsWith(":"))
+      throw new Error(`${r.operation.operationId}: a /v1 path starts with a literal segment, not ${r.operation.path}`);
+    let group = groups.get(shape);
+    if (!group) groups.set(shape, (group = newRouter()));
+    r.mount(group, deps, options);
+  }
+  const index: RequestHandler & { stack?: unknown[] } = (req, res, next) => {
+    const group = groups.get(pathShape(req.path));
+    if (group) group(req, res, next);
+    else next();
+  };
+  index.stack = [...groups.values()].flatMap((g) => (g as unknown as { stack: unknown[] }).stack);
+  router.use(index);
   return router;
 }
 
