@@ -7,7 +7,7 @@
 //     times searches and duplicate checks on it, and single searches of the index's most frequent
 //     words (the bounded candidates of docs/design/search-and-translation.md#bounded-candidates; BENCH_SEARCH_UNBOUNDED=1 reads every match
 //     instead, the engine before that ADR, for an A/B on the same index; BENCH_SEARCH_BOUNDS=5000,3000,1000
-//     sets exactMatches, recentWindow and titleCandidates).
+//     sets exactMatches, recentWindow, titleCandidates and optionally titleReach).
 // Prints one JSON object on stdout. Run with --expose-gc (RSS/heap are read after a full GC).
 import { PostgresEngine, SEARCH_BOUNDS } from "@aps/knowledge";
 import { SIMILAR_MIN_SCORE, similarQuery } from "@aps/knowledge/similar";
@@ -23,13 +23,18 @@ const datasetAt = performance.now();
 const peps = loadPeps(process.env.APS_PEPS_DATASET || pepsDatasetPath());
 const datasetMs = performance.now() - datasetAt;
 /** BENCH_SEARCH_UNBOUNDED=1: every match read, whatever the words (the engine before docs/design/search-and-translation.md#bounded-candidates). */
-/** BENCH_SEARCH_BOUNDS=exactMatches,recentWindow,titleCandidates: other bounds, to tune them. */
+/** BENCH_SEARCH_BOUNDS=exactMatches,recentWindow,titleCandidates[,titleReach]: other bounds, to tune them. */
 const asked = process.env.BENCH_SEARCH_BOUNDS?.split(",").map(Number);
 const bounds =
   process.env.BENCH_SEARCH_UNBOUNDED === "1"
     ? { ...SEARCH_BOUNDS, exactMatches: Number.POSITIVE_INFINITY }
-    : asked?.length === 3
-      ? { exactMatches: asked[0], recentWindow: asked[1], titleCandidates: asked[2] }
+    : asked?.length === 3 || asked?.length === 4
+      ? {
+          exactMatches: asked[0],
+          recentWindow: asked[1],
+          titleCandidates: asked[2],
+          titleReach: asked[3] ?? SEARCH_BOUNDS.titleReach,
+        }
       : SEARCH_BOUNDS;
 /** The index of the all-in-one: the `knowledge` schema, a pool as small as the all-in-one's (2). */
 const open = async () => {

@@ -7,12 +7,12 @@ import type { PostgresEngine, SearchBounds } from "./postgres-engine.js";
  * documents may match than `exactMatches`, the candidates are the matches among the newest
  * `recentWindow` documents with the tags plus up to `titleCandidates` documents with every word in
  * their title, and `total` is extrapolated from the window; a window that says few match falls back
- * to reading every match. Bounds lowered here (50 / 30 / 10) so that 400 posts exercise them; the
+ * to reading every match. Bounds lowered here (50 / 30 / 10, title reach 1,000) so that 400 posts exercise them; the
  * same queries on an engine with the default bounds read every match (the reference).
  */
 const pgUp = await postgresAvailable();
 const d = pgUp ? describe : describe.skip;
-const BOUNDS: SearchBounds = { exactMatches: 50, recentWindow: 30, titleCandidates: 10 };
+const BOUNDS: SearchBounds = { exactMatches: 50, recentWindow: 30, titleCandidates: 10, titleReach: 1_000 };
 const N = 400;
 const idOf = (i: number) => testPost(i, "", "").id;
 
@@ -63,6 +63,17 @@ d(pgUp ? "bounded search (real PostgreSQL)" : "bounded search (SKIPPED: no Postg
     expect(r.total).toBe(N + 3);
     // the rest of the page comes from the newest 30 posts, not from older matches
     for (const h of r.hits.slice(1)) expect(h.id >= idOf(N - 30)).toBe(true);
+  });
+
+  it("a word held by more documents than titleReach looks up no title candidates: the old title match is left out, the page is the window's", async () => {
+    // `common` is in 403 documents: at a reach of 403 its titles are looked up, at 402 not
+    const at = await index.open({ ...BOUNDS, titleReach: N + 3 });
+    expect((await at.search("common", ["post"], 10)).hits[0]?.id).toBe(idOf(5));
+    const below = await index.open({ ...BOUNDS, titleReach: N + 2 });
+    const r = await below.search("common", ["post"], 10);
+    expect(r.hits.map((h) => h.id)).not.toContain(idOf(5));
+    for (const h of r.hits) expect(h.id >= idOf(N - 30)).toBe(true);
+    expect(r.total).toBe(N + 3);
   });
 
   it("the window's share stands for the total (an estimate: here the newest all match, older ones one in ten)", async () => {

@@ -56,16 +56,25 @@ const RERANK = 100;
  *   reach) ranks bounded candidates; up to it, every match is read and `total` is exact;
  * - `recentWindow`: bounded, the newest documents with the asked tags whose matches are candidates;
  * - `titleCandidates`: bounded, at most this many documents holding every word in their title are
- *   candidates too (any of them).
+ *   candidates too (any of them);
+ * - `titleReach`: bounded, the title candidates are looked up only while the rarest word as typed
+ *   is held by at most this many documents (GIN reads a word's whole posting list before the first
+ *   candidate: ~0.2 ms per thousand documents holding it).
  */
 export interface SearchBounds {
   exactMatches: number;
   recentWindow: number;
   titleCandidates: number;
+  titleReach: number;
 }
 
 /** The bounds of a search (docs/design/search-and-translation.md#bounded-candidates): at a million posts a search of any one word takes ≤ ~60 ms (p95 54 ms). */
-export const SEARCH_BOUNDS: SearchBounds = { exactMatches: 5_000, recentWindow: 1_000, titleCandidates: 300 };
+export const SEARCH_BOUNDS: SearchBounds = {
+  exactMatches: 5_000,
+  recentWindow: 1_000,
+  titleCandidates: 300,
+  titleReach: 100_000,
+};
 /**
  * The typo-candidate cache (docs/design/search-and-translation.md#typo-candidate-cache): a query word's
  * typo candidates — the vocabulary terms within its typo budget, found by pg_trgm at a low
@@ -506,7 +515,7 @@ export class PostgresEngine implements SearchEngine {
         tags,
         limit,
         n,
-        titleQuery(forms),
+        titleQuery(forms, this.bounds.titleReach),
       ]);
       const first = r.rows[0];
       // unless the newest documents say few match after all (every match is then cheap to read)
@@ -681,10 +690,13 @@ function allQuery(
 
 /**
  * Every query word as typed (a CJK word: all of its bigrams), for the bounded search's title
- * candidates (docs/design/search-and-translation.md#bounded-candidates): null when a word is not in the vocabulary as typed. Without the typo
+ * candidates (docs/design/search-and-translation.md#bounded-candidates): null when a word is not in the vocabulary as typed, or when even the
+ * rarest word as typed is held by more than `titleReach` documents (its posting list would be read
+ * whole, 200 ms for a word in a million titles, for an arbitrary 300 of them). Without the typo
  * and prefix forms, GIN reads a few posting lists, not up to a hundred.
  */
-function titleQuery(forms: Forms[]): string | null {
+function titleQuery(forms: Forms[], titleReach: number): string | null {
+  if (Math.min(...forms.map((f) => (f.bigrams.length > 0 ? f.reach : f.df))) > titleReach) return null;
   const parts = forms.map((f) =>
     f.exact[0] === f.word
       ? lexemeLiteral(f.word)
